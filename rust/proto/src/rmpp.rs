@@ -1,1 +1,31 @@
-//! placeholder
+// SPDX-License-Identifier: GPL-2.0
+//! Sandia RMPP: the Reliable Message Passing Protocol of Riesen and Maccabe
+//! (Sandia National Laboratories / UNM, used in Cplant).
+//!
+//! Not to be confused with the InfiniBand MAD "RMPP" (reliable multi-packet
+//! transaction protocol) in Linux's `drivers/infiniband/core`: the two share an acronym
+//! and nothing else.
+//!
+//! Sandia RMPP moves whole messages between nodes of a cluster over an unreliable
+//! datagram network (for srnic: Ethernet frames with EtherType
+//! [`wire::ETHERTYPE`]). Each message is an implicit connection: the sender's RTS (or
+//! LAST RTS for a one-packet message) carries the first data, the receiver's upper layer
+//! decides where the data goes, the receiver grants blocks of data packets with CTS,
+//! acknowledges the whole message with MSGEND (or refuses it with MSGDROP) and the
+//! sender's GCH lets it forget the message. Recovery is sender driven: on a timeout the
+//! sender restarts the message.
+//!
+//! - [`wire`]: the 44-byte header, zero-copy [`wire::Packet`] view and [`wire::Repr`].
+//! - [`flow`]: the CTS grant rule (paper, Figure 8).
+//! - [`engine`]: the sans-IO per-node protocol engine ([`engine::Engine`]).
+
+pub mod engine;
+pub mod flow;
+pub mod wire;
+
+pub use engine::{
+    AbortError, Arrival, Completion, Config, ConfigError, Decision, Engine, PayloadRef, PeerState,
+    Placement, RecvSlot, RecvStatus, RestartPolicy, RxDrop, SendError, SendHandle, SendSlot,
+    SendStatus, Transmit, Upcall,
+};
+pub use wire::{Packet, PacketType, ParseError, Repr, HEADER_LEN};
