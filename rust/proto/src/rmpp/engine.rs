@@ -231,6 +231,8 @@ struct RecvState {
     completion: Option<RecvStatus>,
     /// GCH seen or reclaimed: free as soon as the completion is handed out.
     release: bool,
+    /// When the final reply was last re-sent to probe for a lost GCH.
+    probed_at: u64,
 }
 
 /// One entry of the receive table. Opaque; create with `RecvSlot::default()`.
@@ -691,12 +693,10 @@ where
             d if d > 0 => return Err(RxDrop::OutOfOrder),
             _ => {}
         }
-        let slot = self
-            .recv
-            .as_mut()
-            .iter_mut()
-            .find(|s| s.st.is_none())
-            .ok_or(RxDrop::TableFull)?;
+        let Some(slot) = self.recv.as_mut().iter_mut().find(|s| s.st.is_none()) else {
+            probe_for_lost_gch(self.recv.as_mut(), now, cfg.retransmit_timeout);
+            return Err(RxDrop::TableFull);
+        };
         let arrival = Arrival {
             src: r.src_nid,
             msg_id: r.msg_id,
@@ -724,6 +724,7 @@ where
             last_activity: now,
             completion: None,
             release: false,
+            probed_at: now,
         };
         let placement = match up.arrival(&arrival) {
             Decision::Defer => return Err(RxDrop::Deferred),
@@ -1315,6 +1316,24 @@ where
                 slot.st = None;
             }
         }
+    }
+}
+
+/// The receive table is full: re-send the final reply (MSGEND / MSGDROP) of the
+/// finished message idle longest, at most once per retransmission timeout. A sender
+/// that has forgotten the message answers with a stateless GCH (its first GCH was
+/// lost), which frees the entry long before the reclaim timeout; a sender still
+/// waiting takes it as the answer it missed. Either way the reply is true, so the
+/// probe is safe.
+fn probe_for_lost_gch(slots: &mut [RecvSlot], now: u64, rto: u64) {
+    let oldest = slots
+        .iter_mut()
+        .filter_map(|s| s.st.as_mut())
+        .filter(|st| st.done.is_some() && !st.release && st.probed_at.saturating_add(rto) <= now)
+        .min_by_key(|st| st.last_activity);
+    if let Some(st) = oldest {
+        st.probed_at = now;
+        st.reply = Some(Reply::Final);
     }
 }
 

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Lossy network simulator for the Sandia RMPP engine.
+//!
+//! Several nodes, each an [`Engine`] with its own bounded tables, exchange messages in
+//! all directions at once over a simulated network with a virtual clock, seeded
+//! per-packet loss, duplication and random delay (which reorders packets). Every run
+//! asserts that each message is delivered exactly once, byte-exact, that per-peer
+//! arrival order is send order, that every sender completes, and that no state is left
+//! after the reclaim timeout.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use srnic_proto::rmpp::{
+    Arrival, Completion, Config, Decision, Engine, PeerState, RecvSlot, RecvStatus, RestartPolicy,
+    SendError, SendSlot, SendStatus, HEADER_LEN,
+};
+
+type Eng = Engine<Vec<SendSlot>, Vec<RecvSlot>, Vec<PeerState>>;
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+/// Deterministic message content, so the receiver can check every byte.
+fn content(tag: u64, len: usize) -> Vec<u8> {
+    (0..len as u64)
+        .map(|i| {
+            ((tag.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+                >> 29) as u8
+        })
+        .collect()
+}
+
+fn tag_of(src: usize, dst: usize, idx: usize) -> u64 {
+    ((src as u64) << 48) | ((dst as u64) << 32) | idx as u64
+}
+
+#[derive(Default)]
+struct Upper {
+    /// Receive buffers by ctx, with the message's tag.
+    bufs: HashMap<u64, (u64, Vec<u8>)>,
+    next_ctx: u64,
+    /// Arrival order of tags, per source.
+    arrivals: HashMap<u32, Vec<u64>>,
+    seen: HashSet<u64>,
+}
+
+impl Upper {
+    fn arrival(&mut self, a: &Arrival<'_>) -> Decision {
+        assert!(
+            self.seen.insert(a.tag),
+            "message {:#x} arrived twice",
+            a.tag
+        );
+        self.arrivals.entry(a.src).or_default().push(a.tag);
+        let ctx = self.next_ctx;
+        self.next_ctx += 1;
+        self.bufs.insert(ctx, (a.tag, vec![0; a.len as usize]));
+        Decision::Accept { len: a.len, ctx }
+    }
+}
+
+struct Node {
+    eng: Eng,
+    upper: Upper,
+    /// Messages waiting for a free send slot: (dst, tag, len).
+    queue: VecDeque<(u32, u64, usize)>,
+    /// Bytes of messages in flight, by cookie (= tag).
+    out: HashMap<u64, Vec<u8>>,
+    /// Tags sent per destination, in msgNum order.
+    sent_order: HashMap<u32, Vec<u64>>,
+    sends_done: usize,
+    recvs_done: HashSet<u64>,
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct InFlight {
+    at: u64,
+    id: u64,
+    to: u32,
+    frame: Vec<u8>,
+}
+
+struct Params {
+    seed: u64,
+    nodes: usize,
+    msgs_per_pair: usize,
+    /// Message sizes are drawn from these, uniformly.
+    sizes: &'static [std::ops::RangeInclusive<usize>],
+    loss_ppm: u32,
+    dup_ppm: u32,
+    reorder_ppm: u32,
+    jitter: u64,
+    send_slots: usize,
+    recv_slots: usize,
+    max_data_pkts: u32,
+    max_retries: u32,
+    restart: RestartPolicy,
+    reclaim: u64,
+}
+
+impl Params {
+    fn new(seed: u64, loss_ppm: u32) -> Self {
+        Params {
+            seed,
+            nodes: 4,
+            msgs_per_pair: 16,
+            sizes: &[0..=100, 1..=1456, 1457..=20_000],
+            loss_ppm,
+            dup_ppm: 5_000,
+            reorder_ppm: 5_000,
+            jitter: 40 * US,
+            send_slots: 6,
+            recv_slots: 12,
+            max_data_pkts: 16,
+            max_retries: 60,
+            restart: RestartPolicy::FromStart,
+            reclaim: 600_000 * MS,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    packets: u64,
+    lost: u64,
+    dups: u64,
+    rx_drops: u64,
+    end_time: u64,
+    #[allow(dead_code)]
+    bytes: u64,
+}
+
+fn run(p: &Params) -> Stats {
+    let mut rng = ChaCha8Rng::seed_from_u64(p.seed);
+    let mut nodes: Vec<Node> = (0..p.nodes)
+        .map(|i| {
+            let mut cfg = Config::new(i as u32);
+            cfg.retransmit_timeout = MS;
+            cfg.max_retries = p.max_retries;
+            cfg.max_data_pkts = p.max_data_pkts;
+            cfg.restart = p.restart;
+            cfg.reclaim_timeout = p.reclaim;
+            cfg.first_msg_id = rng.gen();
+            let eng = Engine::new(
+                cfg,
+                vec![SendSlot::default(); p.send_slots],
+                vec![RecvSlot::default(); p.recv_slots],
+                vec![PeerState::default(); p.nodes],
+            )
+            .unwrap();
+            Node {
+                eng,
+                upper: Upper::default(),
+                queue: VecDeque::new(),
+                out: HashMap::new(),
+                sent_order: HashMap::new(),
+                sends_done: 0,
+                recvs_done: HashSet::new(),
+            }
+        })
+        .collect();
+    // Every node sends to every other node (both directions at once).
+    let mut total = 0usize;
+    let mut bytes = 0u64;
+    for idx in 0..p.msgs_per_pair {
+        for src in 0..p.nodes {
+            for dst in 0..p.nodes {
+                if src == dst {
+                    continue;
+                }
+                let range = &p.sizes[rng.gen_range(0..p.sizes.len())];
+                let len = rng.gen_range(range.clone());
+                nodes[src]
+                    .queue
+                    .push_back((dst as u32, tag_of(src, dst, idx), len));
+                total += 1;
+                bytes += len as u64;
+            }
+        }
+    }
+    let mut net: BinaryHeap<Reverse<InFlight>> = BinaryHeap::new();
+    let mut next_id = 0u64;
+    let mut last_arrival = vec![0u64; p.nodes * p.nodes];
+    let mut stats = Stats {
+        bytes,
+        ..Stats::default()
+    };
+    let mut now = 0u64;
+    let limit = 60_000 * MS;
+    // Debugging aid: RMPP_TRACE_TAG=<hex tag> prints every packet of that message.
+    let trace_tag = std::env::var("RMPP_TRACE_TAG")
+        .ok()
+        .and_then(|t| u64::from_str_radix(&t, 16).ok());
+    let mut traced: Option<(u32, u32)> = None;
+    let show = |traced: Option<(u32, u32)>, now: u64, what: &str, frame: &[u8]| {
+        let pk = srnic_proto::rmpp::Packet::new_unchecked(frame);
+        if traced == Some((pk.src_nid(), pk.msg_id())) {
+            if let Ok(r) = srnic_proto::rmpp::Repr::parse(&pk) {
+                eprintln!(
+                    "{:>10} {what:<24} {:?} seq {} info1 {} info2 {} plen {}",
+                    now, r.ptype, r.seq, r.info1, r.info2, r.payload_len
+                );
+            }
+        }
+    };
+    loop {
+        // Application: start queued sends while the send table has room.
+        for node in nodes.iter_mut() {
+            while let Some(&(dst, tag, len)) = node.queue.front() {
+                match node.eng.send(now, dst, len as u32, tag, tag) {
+                    Ok(h) => {
+                        if trace_tag == Some(tag) {
+                            traced = Some((node.eng.config().local_nid, h.0));
+                        }
+                        node.queue.pop_front();
+                        node.out.insert(tag, content(tag, len));
+                        node.sent_order.entry(dst).or_default().push(tag);
+                    }
+                    Err(SendError::Full) => break,
+                    Err(e) => panic!("send: {e:?}"),
+                }
+            }
+        }
+        // Transmit everything the engines want to send.
+        for (from, node) in nodes.iter_mut().enumerate() {
+            let mut hdr = [0u8; HEADER_LEN];
+            while let Some(t) = node.eng.poll_transmit(now, &mut hdr) {
+                let mut frame = hdr.to_vec();
+                if let Some(pl) = t.payload {
+                    let data = &node.out[&pl.cookie];
+                    frame.extend_from_slice(&data[pl.offset as usize..][..pl.len as usize]);
+                }
+                assert!(frame.len() <= usize::from(node.eng.config().mtu));
+                assert_ne!(t.to as usize, from);
+                stats.packets += 1;
+                let copies = if rng.gen_range(0..1_000_000) < p.dup_ppm {
+                    stats.dups += 1;
+                    2
+                } else {
+                    1
+                };
+                for _ in 0..copies {
+                    if rng.gen_range(0..1_000_000) < p.loss_ppm {
+                        show(traced, now, "lost", &frame);
+                        stats.lost += 1;
+                        continue;
+                    }
+                    // Links are FIFO (as Ethernet and the paper's MPP networks are)
+                    // with random latency; a few packets take a slow path and overtake
+                    // or fall behind their neighbours.
+                    let link = &mut last_arrival[from * p.nodes + t.to as usize];
+                    let mut at = now + 5 * US + rng.gen_range(0..=p.jitter);
+                    if rng.gen_range(0..1_000_000) < p.reorder_ppm {
+                        at += rng.gen_range(0..=4 * p.jitter);
+                    } else {
+                        at = at.max(*link);
+                        *link = at;
+                    }
+                    next_id += 1;
+                    net.push(Reverse(InFlight {
+                        at,
+                        id: next_id,
+                        to: t.to,
+                        frame: frame.clone(),
+                    }));
+                }
+            }
+            // Completions.
+            while let Some(c) = node.eng.poll_completion() {
+                match c {
+                    Completion::Send { cookie, status, .. } => {
+                        let len = node
+                            .out
+                            .remove(&cookie)
+                            .expect("completion for unknown send")
+                            .len();
+                        assert_eq!(
+                            status,
+                            SendStatus::Delivered {
+                                accepted: len as u32
+                            },
+                            "send {cookie:#x}"
+                        );
+                        node.sends_done += 1;
+                    }
+                    Completion::Recv {
+                        ctx,
+                        tag,
+                        len,
+                        accepted,
+                        status,
+                        ..
+                    } => {
+                        assert_eq!(status, RecvStatus::Complete);
+                        assert_eq!(len, accepted);
+                        let (t, buf) = node.upper.bufs.remove(&ctx).expect("unknown ctx");
+                        assert_eq!(t, tag);
+                        assert!(
+                            buf == content(tag, len as usize),
+                            "message {tag:#x} corrupted"
+                        );
+                        assert!(
+                            node.recvs_done.insert(tag),
+                            "message {tag:#x} completed twice"
+                        );
+                    }
+                }
+            }
+        }
+        let sends_done: usize = nodes.iter().map(|n| n.sends_done).sum();
+        let recvs_done: usize = nodes.iter().map(|n| n.recvs_done.len()).sum();
+        if sends_done == total && recvs_done == total && net.is_empty() {
+            break;
+        }
+        // Advance the virtual clock to the next event.
+        let wake = nodes.iter().filter_map(|n| n.eng.poll_timeout()).min();
+        let next_pkt = net.peek().map(|Reverse(f)| f.at);
+        now = match (wake, next_pkt) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => panic!("stuck: {sends_done}/{total} sent, {recvs_done} received"),
+        };
+        assert!(
+            now < limit,
+            "too slow: {sends_done}/{total} sent, {recvs_done} received, {stats:?}"
+        );
+        while net.peek().is_some_and(|Reverse(f)| f.at <= now) {
+            let Reverse(f) = net.pop().unwrap();
+            let node = &mut nodes[f.to as usize];
+            let upper = &mut node.upper;
+            let mut up = |a: &Arrival<'_>| upper.arrival(a);
+            let res = node.eng.receive(now, &f.frame, &mut up);
+            show(
+                traced,
+                now,
+                &format!("rx@{} {:?}", f.to, res.as_ref().map(|p| p.is_some())),
+                &f.frame,
+            );
+            match res {
+                Ok(Some(pl)) => {
+                    let buf = &mut node.upper.bufs.get_mut(&pl.ctx).unwrap().1;
+                    buf[pl.offset as usize..][..pl.data.len()].copy_from_slice(pl.data);
+                }
+                Ok(None) => {}
+                Err(_) => stats.rx_drops += 1,
+            }
+        }
+        for node in nodes.iter_mut() {
+            if node.eng.poll_timeout().is_some_and(|t| t <= now) {
+                node.eng.handle_timeout(now);
+            }
+        }
+    }
+    stats.end_time = now;
+    // Per-peer arrival order is send (msgNum) order.
+    for (dst, node) in nodes.iter().enumerate() {
+        for (src, sender) in nodes.iter().enumerate() {
+            if src == dst {
+                continue;
+            }
+            let sent = sender
+                .sent_order
+                .get(&(dst as u32))
+                .cloned()
+                .unwrap_or_default();
+            let arrived = node
+                .upper
+                .arrivals
+                .get(&(src as u32))
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(sent, arrived, "order {src} -> {dst}");
+        }
+    }
+    // No state left once the reclaim timeout has passed.
+    now += p.reclaim + 1;
+    for node in nodes.iter_mut() {
+        node.eng.handle_timeout(now);
+        let mut hdr = [0u8; HEADER_LEN];
+        assert!(node.eng.poll_transmit(now, &mut hdr).is_none());
+        assert!(node.eng.poll_completion().is_none());
+        assert_eq!(node.eng.active_sends(), 0);
+        assert_eq!(node.eng.active_recvs(), 0);
+        assert_eq!(node.eng.outstanding(), 0);
+        assert_eq!(node.eng.poll_timeout(), None);
+    }
+    stats
+}
+
+#[test]
+fn lossless() {
+    let mut p = Params::new(1, 0);
+    p.dup_ppm = 0;
+    p.jitter = 0;
+    let s = run(&p);
+    assert_eq!(s.lost, 0);
+    eprintln!("{s:?}");
+}
+
+#[test]
+fn loss_0_1_percent_with_large_messages() {
+    let mut p = Params::new(2, 1_000);
+    p.msgs_per_pair = 4;
+    p.sizes = &[0..=64, 100_000..=300_000];
+    let s = run(&p);
+    eprintln!("{s:?}");
+}
+
+#[test]
+fn loss_1_percent() {
+    let mut p = Params::new(3, 10_000);
+    p.sizes = &[0..=100, 1..=1456, 1457..=60_000];
+    let s = run(&p);
+    eprintln!("{s:?}");
+    assert!(s.lost > 0);
+}
+
+#[test]
+fn loss_5_percent() {
+    let mut p = Params::new(4, 50_000);
+    p.sizes = &[0..=100, 1..=1456, 1457..=12_000];
+    p.dup_ppm = 20_000;
+    let s = run(&p);
+    eprintln!("{s:?}");
+    assert!(s.lost > 0);
+}
+
+#[test]
+fn loss_5_percent_resume_from_last_grant() {
+    let mut p = Params::new(5, 50_000);
+    p.sizes = &[1..=1456, 20_000..=100_000];
+    p.msgs_per_pair = 3;
+    p.restart = RestartPolicy::FromLastGrant;
+    p.max_data_pkts = 8;
+    let s = run(&p);
+    eprintln!("{s:?}");
+}
+
+#[test]
+fn loss_20_percent() {
+    let mut p = Params::new(6, 200_000);
+    p.msgs_per_pair = 30;
+    p.sizes = &[0..=100, 1..=1456, 1457..=4_000];
+    p.dup_ppm = 20_000;
+    p.max_retries = 200;
+    // GCH is lost often at this rate: reclaim quickly so tables do not clog.
+    p.reclaim = 300 * MS;
+    let s = run(&p);
+    eprintln!("{s:?}");
+    assert!(s.lost > 0);
+}
+
+#[test]
+fn loss_20_percent_resume_from_last_grant() {
+    let mut p = Params::new(7, 200_000);
+    p.sizes = &[1457..=30_000];
+    p.msgs_per_pair = 3;
+    p.restart = RestartPolicy::FromLastGrant;
+    p.max_data_pkts = 2;
+    p.max_retries = 200;
+    p.reclaim = 300 * MS;
+    let s = run(&p);
+    eprintln!("{s:?}");
+}
+
+#[test]
+fn many_peers_small_tables() {
+    // Six nodes, tiny tables: exercises send-table Full and receive-table Full.
+    let mut p = Params::new(8, 10_000);
+    p.nodes = 6;
+    p.send_slots = 2;
+    p.recv_slots = 3;
+    p.msgs_per_pair = 5;
+    p.sizes = &[0..=2_000, 2_000..=8_000];
+    p.max_retries = 200;
+    p.reclaim = 300 * MS;
+    let s = run(&p);
+    eprintln!("{s:?}");
+}
+
+#[test]
+fn sweep_loss_rates_and_seeds() {
+    for (loss, max_size) in [
+        (0, 40_000),
+        (1_000, 40_000),
+        (10_000, 20_000),
+        (50_000, 8_000),
+        (200_000, 3_000),
+    ] {
+        for seed in 0..4 {
+            let mut p = Params::new(1000 + seed, loss);
+            p.msgs_per_pair = 6;
+            p.jitter = 200 * US;
+            p.reorder_ppm = 20_000;
+            p.dup_ppm = 20_000;
+            p.max_retries = 200;
+            p.reclaim = 300 * MS;
+            p.sizes = match max_size {
+                40_000 => &[0..=1456, 1457..=40_000],
+                20_000 => &[0..=1456, 1457..=20_000],
+                8_000 => &[0..=1456, 1457..=8_000],
+                _ => &[0..=1456, 1457..=3_000],
+            };
+            run(&p);
+        }
+    }
+}
