@@ -210,7 +210,7 @@ proptest! {
         let _ = (p.version(), p.type_code(), p.src_nid(), p.tag(), p.payload());
         if let Ok(r) = Repr::parse(&p) {
             prop_assert!(r.buffer_len() <= bytes.len());
-            let mut out = vec![0u8; HEADER_LEN];
+            let mut out = [0u8; HEADER_LEN];
             r.emit(&mut Packet::new_unchecked(&mut out[..]));
             prop_assert_eq!(&out[..], &bytes[..HEADER_LEN]);
         }

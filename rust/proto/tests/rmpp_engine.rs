@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Sandia RMPP engine unit tests: packet exchanges driven by hand between engines.
+
+use std::collections::HashMap;
+
+use srnic_proto::rmpp::{
+    Arrival, Completion, Config, Decision, Engine, Packet, PacketType, PeerState, Placement,
+    RecvSlot, RecvStatus, Repr, RestartPolicy, RxDrop, SendError, SendSlot, SendStatus, HEADER_LEN,
+};
+
+type Eng = Engine<Vec<SendSlot>, Vec<RecvSlot>, Vec<PeerState>>;
+
+const RTO: u64 = 1_000_000;
+const A: u32 = 0;
+const B: u32 = 1;
+
+fn cfg(nid: u32) -> Config {
+    let mut c = Config::new(nid);
+    c.mtu = (HEADER_LEN + 100) as u16; // 100-byte chunks: easy packet counts
+    c.max_data_pkts = 4;
+    c.retransmit_timeout = RTO;
+    c.max_retries = 3;
+    c.reclaim_timeout = 1_000 * RTO;
+    c
+}
+
+fn eng_with(c: Config, sends: usize, recvs: usize) -> Eng {
+    Engine::new(
+        c,
+        vec![SendSlot::default(); sends],
+        vec![RecvSlot::default(); recvs],
+        vec![PeerState::default(); 4],
+    )
+    .unwrap()
+}
+
+fn eng(nid: u32) -> Eng {
+    eng_with(cfg(nid), 4, 4)
+}
+
+fn data(len: usize, seed: u8) -> Vec<u8> {
+    (0..len).map(|i| (i as u8).wrapping_mul(7) ^ seed).collect()
+}
+
+/// Everything `e` wants to send, as frames.
+fn out(e: &mut Eng, now: u64, msgs: &HashMap<u64, Vec<u8>>) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    let mut hdr = [0u8; HEADER_LEN];
+    while let Some(t) = e.poll_transmit(now, &mut hdr) {
+        let mut f = hdr.to_vec();
+        if let Some(p) = t.payload {
+            f.extend_from_slice(&msgs[&p.cookie][p.offset as usize..][..p.len as usize]);
+        }
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&f[..])).unwrap().ptype,
+            t.ptype
+        );
+        v.push(f);
+    }
+    v
+}
+
+fn repr(f: &[u8]) -> Repr {
+    Repr::parse(&Packet::new_checked(f).unwrap()).unwrap()
+}
+
+fn types(frames: &[Vec<u8>]) -> Vec<PacketType> {
+    frames.iter().map(|f| repr(f).ptype).collect()
+}
+
+/// Receiving side: accepts everything (or `limit` bytes) into buffers by ctx.
+#[derive(Default)]
+struct Sink {
+    bufs: HashMap<u64, Vec<u8>>,
+    arrivals: Vec<(u32, u32, u64)>,
+    decision: Option<Decision>,
+    limit: Option<u32>,
+}
+
+impl Sink {
+    fn feed(&mut self, e: &mut Eng, now: u64, frames: &[Vec<u8>]) -> Vec<Result<bool, RxDrop>> {
+        frames
+            .iter()
+            .map(|f| {
+                let arrivals = &mut self.arrivals;
+                let bufs = &mut self.bufs;
+                let decision = self.decision;
+                let limit = self.limit;
+                let mut up = |a: &Arrival<'_>| {
+                    arrivals.push((a.src, a.msg_num, a.tag));
+                    if let Some(d) = decision {
+                        return d;
+                    }
+                    let ctx = arrivals.len() as u64;
+                    bufs.insert(ctx, vec![0; a.len as usize]);
+                    Decision::Accept {
+                        len: limit.unwrap_or(a.len),
+                        ctx,
+                    }
+                };
+                e.receive(now, f, &mut up).map(|p| {
+                    if let Some(Placement {
+                        ctx, offset, data, ..
+                    }) = p
+                    {
+                        self.bufs.get_mut(&ctx).unwrap()[offset as usize..][..data.len()]
+                            .copy_from_slice(data);
+                    }
+                    p.is_some()
+                })
+            })
+            .collect()
+    }
+}
+
+fn completions(e: &mut Eng) -> Vec<Completion> {
+    std::iter::from_fn(|| e.poll_completion()).collect()
+}
+
+fn send_status(c: &[Completion]) -> Vec<SendStatus> {
+    c.iter()
+        .filter_map(|c| match c {
+            Completion::Send { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs a transfer between `a` and `b` until quiet (no loss). Returns the number of
+/// frames exchanged.
+fn pump(
+    a: &mut Eng,
+    b: &mut Eng,
+    sink: &mut Sink,
+    now: u64,
+    msgs: &HashMap<u64, Vec<u8>>,
+) -> usize {
+    let mut n = 0;
+    loop {
+        let fa = out(a, now, msgs);
+        sink.feed(b, now, &fa);
+        let fb = out(b, now, msgs);
+        for f in &fb {
+            let _ = a.receive(now, f, &mut |_: &Arrival<'_>| Decision::Drop);
+        }
+        n += fa.len() + fb.len();
+        if fa.is_empty() && fb.is_empty() {
+            return n;
+        }
+    }
+}
+
+#[test]
+fn short_message() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(7, data(50, 1))]);
+    a.send(0, B, 50, 0xfeed, 7).unwrap();
+    let f = out(&mut a, 0, &msgs);
+    assert_eq!(types(&f), [PacketType::LastRts]);
+    assert_eq!(repr(&f[0]).tag, 0xfeed);
+    assert_eq!(sink.feed(&mut b, 0, &f), [Ok(true)]);
+    assert_eq!(sink.arrivals, [(A, 0, 0xfeed)]);
+    assert_eq!(sink.bufs[&1], msgs[&7]);
+    let end = out(&mut b, 0, &msgs);
+    assert_eq!(types(&end), [PacketType::MsgEnd]);
+    assert_eq!(repr(&end[0]).info1, 50);
+    assert!(matches!(
+        completions(&mut b)[..],
+        [Completion::Recv {
+            status: RecvStatus::Complete,
+            accepted: 50,
+            tag: 0xfeed,
+            ..
+        }]
+    ));
+    a.receive(0, &end[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Delivered { accepted: 50 }]
+    );
+    let gch = out(&mut a, 0, &msgs);
+    assert_eq!(types(&gch), [PacketType::Gch]);
+    assert_eq!(a.active_sends(), 0);
+    sink.feed(&mut b, 0, &gch);
+    assert_eq!(b.active_recvs(), 0);
+    assert_eq!(a.poll_timeout(), None);
+    assert_eq!(b.poll_timeout(), None);
+}
+
+#[test]
+fn long_message_blocks() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 2))]);
+    a.send(0, B, 1000, 0, 1).unwrap();
+    let rts = out(&mut a, 0, &msgs);
+    assert_eq!(types(&rts), [PacketType::Rts]);
+    assert_eq!(repr(&rts[0]).payload_len, 100);
+    sink.feed(&mut b, 0, &rts);
+    let mut seen = Vec::new();
+    let mut to_b = Vec::new();
+    for _ in 0..10 {
+        let fb = out(&mut b, 0, &msgs);
+        for f in &fb {
+            let r = repr(f);
+            seen.push((r.ptype, r.seq, r.info1));
+            a.receive(0, f, &mut |_: &Arrival<'_>| Decision::Drop)
+                .unwrap();
+        }
+        to_b = out(&mut a, 0, &msgs);
+        for f in &to_b {
+            let r = repr(f);
+            seen.push((r.ptype, r.seq, r.info1));
+        }
+        sink.feed(&mut b, 0, &to_b);
+    }
+    use PacketType::*;
+    assert_eq!(
+        seen,
+        [
+            (Cts, 1, 4),
+            (Data, 1, 4),
+            (Data, 2, 4),
+            (Data, 3, 4),
+            (StopData, 4, 4),
+            (Cts, 5, 4),
+            (Data, 5, 4),
+            (Data, 6, 4),
+            (Data, 7, 4),
+            (StopData, 8, 4),
+            (Cts, 9, 1),
+            (LastData, 9, 1),
+            (MsgEnd, 0, 1000),
+            (Gch, 0, 0),
+        ]
+    );
+    assert!(to_b.is_empty());
+    assert_eq!(sink.bufs[&1], msgs[&1]);
+    assert_eq!(b.outstanding(), 0);
+    // Entries are freed once their completion has been handed out.
+    assert_eq!((a.active_sends(), b.active_recvs()), (1, 1));
+    completions(&mut a);
+    completions(&mut b);
+    assert_eq!(b.active_recvs(), 0);
+    assert_eq!(a.active_sends(), 0);
+}
+
+#[test]
+fn grant_rule_across_messages() {
+    // MAX_RCV_BUF 10, NODES 2: 8 allowances to share.
+    let mut cb = cfg(B);
+    cb.max_rcv_buf = 10;
+    cb.nodes = 2;
+    let (mut a, mut b, mut sink) = (eng(A), eng_with(cb, 4, 4), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 1)), (2, data(1000, 2)), (3, data(1000, 3))]);
+    for c in 1..=3 {
+        a.send(0, B, 1000, 0, c).unwrap();
+    }
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    let cts = out(&mut b, 0, &msgs);
+    let grants: Vec<u32> = cts.iter().map(|f| repr(f).info1).collect();
+    assert_eq!(grants, [4, 4, 1]);
+    assert_eq!(b.outstanding(), 9);
+    for f in &cts {
+        a.receive(0, f, &mut |_: &Arrival<'_>| Decision::Drop)
+            .unwrap();
+    }
+    pump(&mut a, &mut b, &mut sink, 0, &msgs);
+    assert_eq!(b.outstanding(), 0);
+    for c in 1..=3 {
+        assert_eq!(sink.bufs[&c], msgs[&c]);
+    }
+}
+
+#[test]
+fn lost_msgend_is_resent_short() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1))]);
+    a.send(0, B, 10, 0, 1).unwrap();
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    let lost = out(&mut b, 0, &msgs);
+    assert_eq!(types(&lost), [PacketType::MsgEnd]);
+    assert_eq!(completions(&mut b).len(), 1);
+    // Sender retries the LAST RTS; the receiver answers MSGEND again without a
+    // second arrival or completion.
+    a.handle_timeout(RTO);
+    let retry = out(&mut a, RTO, &msgs);
+    assert_eq!(types(&retry), [PacketType::LastRts]);
+    assert_eq!(repr(&retry[0]).info2, 1);
+    assert_eq!(sink.feed(&mut b, RTO, &retry), [Ok(false)]);
+    // A duplicate of the same attempt is dropped as stale.
+    assert_eq!(sink.feed(&mut b, RTO, &retry), [Err(RxDrop::Stale)]);
+    let again = out(&mut b, RTO, &msgs);
+    assert_eq!(types(&again), [PacketType::MsgEnd]);
+    assert_eq!(sink.arrivals.len(), 1);
+    assert!(completions(&mut b).is_empty());
+    a.receive(RTO, &again[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Delivered { accepted: 10 }]
+    );
+}
+
+#[test]
+fn lost_msgend_is_resent_long() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(250, 1))]);
+    a.send(0, B, 250, 0, 1).unwrap();
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    for f in out(&mut b, 0, &msgs) {
+        a.receive(0, &f, &mut |_: &Arrival<'_>| Decision::Drop)
+            .unwrap();
+    }
+    let block = out(&mut a, 0, &msgs);
+    assert_eq!(types(&block), [PacketType::Data, PacketType::LastData]);
+    sink.feed(&mut b, 0, &block);
+    assert_eq!(types(&out(&mut b, 0, &msgs)), [PacketType::MsgEnd]); // lost
+    a.handle_timeout(RTO);
+    let restart = out(&mut a, RTO, &msgs);
+    let r = repr(&restart[0]);
+    assert_eq!(
+        (r.ptype, r.seq, r.info1, r.info2),
+        (PacketType::StopData, 1, 1, 1)
+    );
+    assert_eq!(sink.feed(&mut b, RTO, &restart), [Ok(false)]);
+    assert_eq!(types(&out(&mut b, RTO, &msgs)), [PacketType::MsgEnd]);
+    assert_eq!(sink.bufs[&1], msgs[&1]);
+}
+
+#[test]
+fn restart_after_lost_data() {
+    for policy in [RestartPolicy::FromStart, RestartPolicy::FromLastGrant] {
+        let mut ca = cfg(A);
+        ca.restart = policy;
+        let (mut a, mut b, mut sink) = (eng_with(ca, 2, 2), eng(B), Sink::default());
+        let msgs = HashMap::from([(1, data(1000, 9))]);
+        a.send(0, B, 1000, 0, 1).unwrap();
+        sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+        // First block arrives, second block loses its first packet.
+        for _ in 0..2 {
+            for f in out(&mut b, 0, &msgs) {
+                a.receive(0, &f, &mut |_: &Arrival<'_>| Decision::Drop)
+                    .unwrap();
+            }
+            let mut block = out(&mut a, 0, &msgs);
+            if repr(&block[0]).seq == 5 {
+                let res = sink.feed(&mut b, 0, &block[1..]);
+                assert!(res.iter().all(|r| *r == Err(RxDrop::Stale)));
+                block.clear();
+            }
+            sink.feed(&mut b, 0, &block);
+        }
+        a.handle_timeout(RTO);
+        let restart = out(&mut a, RTO, &msgs);
+        let want = match policy {
+            RestartPolicy::FromStart => 1,
+            RestartPolicy::FromLastGrant => 5,
+        };
+        assert_eq!(repr(&restart[0]).seq, want);
+        sink.feed(&mut b, RTO, &restart);
+        pump(&mut a, &mut b, &mut sink, RTO, &msgs);
+        assert_eq!(sink.bufs[&1], msgs[&1]);
+        assert_eq!(
+            send_status(&completions(&mut a)),
+            [SendStatus::Delivered { accepted: 1000 }]
+        );
+        assert_eq!(b.outstanding(), 0);
+    }
+}
+
+#[test]
+fn truncation() {
+    let (mut a, mut b) = (eng(A), eng(B));
+    let mut sink = Sink {
+        limit: Some(250),
+        ..Sink::default()
+    };
+    let msgs = HashMap::from([(1, data(1000, 3))]);
+    a.send(0, B, 1000, 0, 1).unwrap();
+    pump(&mut a, &mut b, &mut sink, 0, &msgs);
+    let buf = &sink.bufs[&1];
+    assert_eq!(buf[..250], msgs[&1][..250]);
+    assert!(buf[250..].iter().all(|&x| x == 0));
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Delivered { accepted: 250 }]
+    );
+    assert!(matches!(
+        completions(&mut b)[..],
+        [Completion::Recv {
+            len: 1000,
+            accepted: 250,
+            status: RecvStatus::Complete,
+            ..
+        }]
+    ));
+    assert_eq!(
+        (a.active_sends(), b.active_recvs(), b.outstanding()),
+        (0, 0, 0)
+    );
+}
+
+#[test]
+fn drop_decision() {
+    let (mut a, mut b) = (eng(A), eng(B));
+    let mut sink = Sink {
+        decision: Some(Decision::Drop),
+        ..Sink::default()
+    };
+    let msgs = HashMap::from([(1, data(1000, 3)), (2, data(5, 3))]);
+    a.send(0, B, 1000, 0, 1).unwrap();
+    a.send(0, B, 5, 0, 2).unwrap();
+    pump(&mut a, &mut b, &mut sink, 0, &msgs);
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Dropped, SendStatus::Dropped]
+    );
+    assert!(completions(&mut b).is_empty());
+    assert_eq!((a.active_sends(), b.active_recvs()), (0, 0));
+    assert_eq!(b.peer(A).unwrap().rx_next(), 2);
+}
+
+#[test]
+fn defer_then_accept_keeps_order() {
+    let (mut a, mut b) = (eng(A), eng(B));
+    let mut sink = Sink {
+        decision: Some(Decision::Defer),
+        ..Sink::default()
+    };
+    let msgs = HashMap::from([(1, data(30, 1)), (2, data(30, 2))]);
+    a.send(0, B, 30, 10, 1).unwrap();
+    a.send(0, B, 30, 20, 2).unwrap();
+    let f = out(&mut a, 0, &msgs);
+    assert_eq!(
+        sink.feed(&mut b, 0, &f),
+        [Err(RxDrop::Deferred), Err(RxDrop::OutOfOrder)]
+    );
+    sink.decision = None;
+    sink.arrivals.clear();
+    a.handle_timeout(RTO);
+    pump(&mut a, &mut b, &mut sink, RTO, &msgs);
+    assert_eq!(sink.arrivals, [(A, 0, 10), (A, 1, 20)]);
+    assert_eq!(sink.bufs[&1], msgs[&1]);
+    assert_eq!(sink.bufs[&2], msgs[&2]);
+}
+
+#[test]
+fn out_of_order_rts_is_dropped() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(30, 1)), (2, data(30, 2))]);
+    a.send(0, B, 30, 1, 1).unwrap();
+    a.send(0, B, 30, 2, 2).unwrap();
+    let f = out(&mut a, 0, &msgs);
+    assert_eq!(sink.feed(&mut b, 0, &f[1..]), [Err(RxDrop::OutOfOrder)]);
+    assert_eq!(sink.feed(&mut b, 0, &f[..1]), [Ok(true)]);
+    assert_eq!(sink.feed(&mut b, 0, &f[1..]), [Ok(true)]);
+    assert_eq!(sink.feed(&mut b, 0, &f[..1]), [Err(RxDrop::Stale)]);
+    assert_eq!(sink.arrivals, [(A, 0, 1), (A, 1, 2)]);
+}
+
+#[test]
+fn abort_in_flight() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 1))]);
+    let h = a.send(0, B, 1000, 0, 1).unwrap();
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    assert_eq!(b.outstanding(), 4);
+    a.abort(0, h).unwrap();
+    assert_eq!(send_status(&completions(&mut a)), [SendStatus::Aborted]);
+    assert_eq!(a.abort(0, h), Err(srnic_proto::rmpp::AbortError::Finished));
+    // The CTS arriving now is unexpected; the sender sends NULL.
+    let cts = out(&mut b, 0, &msgs);
+    assert_eq!(
+        a.receive(0, &cts[0], &mut |_: &Arrival<'_>| Decision::Drop),
+        Err(RxDrop::Unexpected)
+    );
+    let null = out(&mut a, 0, &msgs);
+    assert_eq!(types(&null), [PacketType::Null]);
+    sink.feed(&mut b, 0, &null);
+    assert!(matches!(
+        completions(&mut b)[..],
+        [Completion::Recv {
+            status: RecvStatus::Aborted,
+            ..
+        }]
+    ));
+    assert_eq!(b.outstanding(), 0);
+    pump(&mut a, &mut b, &mut sink, 0, &msgs);
+    assert!(completions(&mut a).is_empty());
+    assert_eq!((a.active_sends(), b.active_recvs()), (0, 0));
+}
+
+#[test]
+fn abort_before_rts_arrived_keeps_numbering() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1)), (2, data(10, 2))]);
+    let h = a.send(0, B, 10, 1, 1).unwrap();
+    assert_eq!(out(&mut a, 0, &msgs).len(), 1); // RTS lost
+    a.abort(0, h).unwrap();
+    let null = out(&mut a, 0, &msgs);
+    sink.feed(&mut b, 0, &null);
+    assert_eq!(b.peer(A).unwrap().rx_next(), 1);
+    // The MSGDROP is lost; the retried NULL is answered again (statelessly).
+    assert_eq!(types(&out(&mut b, 0, &msgs)), [PacketType::MsgDrop]);
+    a.handle_timeout(RTO);
+    sink.feed(&mut b, RTO, &out(&mut a, RTO, &msgs));
+    assert_eq!(b.peer(A).unwrap().rx_next(), 1);
+    a.send(RTO, B, 10, 2, 2).unwrap();
+    pump(&mut a, &mut b, &mut sink, RTO, &msgs);
+    assert_eq!(sink.arrivals, [(A, 1, 2)]);
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Aborted, SendStatus::Delivered { accepted: 10 }]
+    );
+    assert_eq!(completions(&mut b).len(), 1);
+    assert_eq!((a.active_sends(), b.active_recvs()), (0, 0));
+}
+
+#[test]
+fn send_table_full() {
+    let (mut a, mut b, mut sink) = (eng_with(cfg(A), 2, 2), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1)), (2, data(10, 2)), (3, data(10, 3))]);
+    a.send(0, B, 10, 0, 1).unwrap();
+    a.send(0, B, 10, 0, 2).unwrap();
+    assert_eq!(a.send(0, B, 10, 0, 3), Err(SendError::Full));
+    assert_eq!(a.send(0, 99, 10, 0, 3), Err(SendError::UnknownPeer));
+    pump(&mut a, &mut b, &mut sink, 0, &msgs);
+    completions(&mut a);
+    a.send(0, B, 10, 0, 3).unwrap();
+}
+
+#[test]
+fn receive_table_full_sender_retries() {
+    let (mut a, mut b, mut sink) = (eng(A), eng_with(cfg(B), 1, 1), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1)), (2, data(10, 2))]);
+    a.send(0, B, 10, 0, 1).unwrap();
+    a.send(0, B, 10, 0, 2).unwrap();
+    let f = out(&mut a, 0, &msgs);
+    assert_eq!(sink.feed(&mut b, 0, &f), [Ok(true), Err(RxDrop::TableFull)]);
+    // MSGEND and GCH free the entry; the retry of message 2 then gets in.
+    pump(&mut a, &mut b, &mut sink, 0, &msgs);
+    completions(&mut b);
+    assert_eq!(b.active_recvs(), 0);
+    a.handle_timeout(RTO);
+    pump(&mut a, &mut b, &mut sink, RTO, &msgs);
+    assert_eq!(sink.bufs[&2], msgs[&2]);
+    assert_eq!(send_status(&completions(&mut a)).len(), 2);
+}
+
+#[test]
+fn full_table_probe_recovers_lost_gch() {
+    let (mut a, mut b, mut sink) = (eng(A), eng_with(cfg(B), 1, 1), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1)), (2, data(10, 2))]);
+    a.send(0, B, 10, 0, 1).unwrap();
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    for f in out(&mut b, 0, &msgs) {
+        a.receive(0, &f, &mut |_: &Arrival<'_>| Decision::Drop)
+            .unwrap();
+    }
+    completions(&mut a);
+    completions(&mut b);
+    assert_eq!(types(&out(&mut a, 0, &msgs)), [PacketType::Gch]); // lost
+    a.send(RTO, B, 10, 0, 2).unwrap();
+    assert_eq!(
+        sink.feed(&mut b, RTO, &out(&mut a, RTO, &msgs)),
+        [Err(RxDrop::TableFull)]
+    );
+    // B re-sends the old MSGEND; A no longer knows the message and answers GCH.
+    let probe = out(&mut b, RTO, &msgs);
+    assert_eq!(types(&probe), [PacketType::MsgEnd]);
+    a.receive(RTO, &probe[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    sink.feed(&mut b, RTO, &out(&mut a, RTO, &msgs));
+    assert_eq!(b.active_recvs(), 0);
+    a.handle_timeout(2 * RTO);
+    pump(&mut a, &mut b, &mut sink, 2 * RTO, &msgs);
+    assert_eq!(sink.bufs[&2], msgs[&2]);
+}
+
+#[test]
+fn reclaim_after_lost_gch_and_abandoned_receive() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1)), (2, data(1000, 2))]);
+    a.send(0, B, 10, 0, 1).unwrap();
+    a.send(0, B, 1000, 0, 2).unwrap();
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    // B answers; A never hears (A is gone), so no GCH ever comes.
+    assert_eq!(out(&mut b, 0, &msgs).len(), 2);
+    assert_eq!(b.active_recvs(), 2);
+    assert_eq!(completions(&mut b).len(), 1);
+    let reclaim = b.config().reclaim_timeout;
+    assert_eq!(b.poll_timeout(), Some(reclaim));
+    b.handle_timeout(reclaim - 1);
+    assert_eq!(b.active_recvs(), 2);
+    b.handle_timeout(reclaim);
+    assert!(matches!(
+        completions(&mut b)[..],
+        [Completion::Recv {
+            status: RecvStatus::Abandoned,
+            ..
+        }]
+    ));
+    assert_eq!(
+        (b.active_recvs(), b.outstanding(), b.poll_timeout()),
+        (0, 0, None)
+    );
+}
+
+#[test]
+fn sender_fails_after_retries_then_gives_up_null() {
+    let mut a = eng(A);
+    let msgs = HashMap::from([(1, data(500, 1))]);
+    a.send(0, B, 500, 0, 1).unwrap();
+    let mut now = 0;
+    let mut sent = Vec::new();
+    while let Some(t) = a.poll_timeout() {
+        sent.extend(types(&out(&mut a, now, &msgs)));
+        now = t;
+        a.handle_timeout(now);
+        sent.extend(types(&out(&mut a, now, &msgs)));
+        assert!(now < 100 * RTO);
+    }
+    use PacketType::*;
+    assert_eq!(sent, [Rts, Rts, Rts, Rts, Null, Null, Null, Null]);
+    assert_eq!(send_status(&completions(&mut a)), [SendStatus::Failed]);
+    assert_eq!(a.active_sends(), 0);
+}
+
+#[test]
+fn misaddressed_and_malformed_frames() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let mut c = eng(2);
+    let msgs = HashMap::from([(1, data(300, 1))]);
+    a.send(0, B, 300, 0, 1).unwrap();
+    let rts = out(&mut a, 0, &msgs);
+    assert_eq!(sink.feed(&mut c, 0, &rts), [Err(RxDrop::NotForUs)]);
+    let mut short = rts[0].clone();
+    short.truncate(HEADER_LEN + 10);
+    assert!(matches!(
+        sink.feed(&mut b, 0, &[short])[0],
+        Err(RxDrop::Parse(_))
+    ));
+    // An RTS whose payload is the whole message must be a LAST RTS.
+    let mut bad = rts[0].clone();
+    bad[20..24].copy_from_slice(&100u32.to_be_bytes());
+    assert_eq!(sink.feed(&mut b, 0, &[bad]), [Err(RxDrop::Malformed)]);
+    // Unknown peer.
+    let mut far = rts[0].clone();
+    far[4..8].copy_from_slice(&77u32.to_be_bytes());
+    assert_eq!(sink.feed(&mut b, 0, &[far]), [Err(RxDrop::UnknownPeer)]);
+    // Data for a message never seen.
+    sink.feed(&mut b, 0, &rts);
+    for f in out(&mut b, 0, &msgs) {
+        a.receive(0, &f, &mut |_: &Arrival<'_>| Decision::Drop)
+            .unwrap();
+    }
+    let block = out(&mut a, 0, &msgs);
+    assert_eq!(sink.feed(&mut c, 0, &block)[0], Err(RxDrop::NotForUs));
+    let mut wrong_len = block[0].clone();
+    wrong_len[20..24].copy_from_slice(&301u32.to_be_bytes());
+    assert_eq!(sink.feed(&mut b, 0, &[wrong_len]), [Err(RxDrop::Malformed)]);
+    assert_eq!(sink.feed(&mut b, 0, &block[1..]), [Err(RxDrop::Stale)]);
+    assert_eq!(sink.feed(&mut b, 0, &block), [Ok(true), Ok(true)]);
+    assert_eq!(sink.bufs[&1], msgs[&1]);
+}
