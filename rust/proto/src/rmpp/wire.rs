@@ -38,18 +38,18 @@ pub const ETHERTYPE: u16 = 0x88B5;
 mod field {
     use core::ops::Range;
 
-    pub const VERSION: usize = 0;
-    pub const TYPE: usize = 1;
-    pub const PLEN: Range<usize> = 2..4;
-    pub const SRC: Range<usize> = 4..8;
-    pub const DST: Range<usize> = 8..12;
-    pub const MSG_ID: Range<usize> = 12..16;
-    pub const MSG_NUM: Range<usize> = 16..20;
-    pub const LEN: Range<usize> = 20..24;
-    pub const SEQ: Range<usize> = 24..28;
-    pub const INFO1: Range<usize> = 28..32;
-    pub const INFO2: Range<usize> = 32..36;
-    pub const TAG: Range<usize> = 36..44;
+    pub(super) const VERSION: usize = 0;
+    pub(super) const TYPE: usize = 1;
+    pub(super) const PLEN: Range<usize> = 2..4;
+    pub(super) const SRC: Range<usize> = 4..8;
+    pub(super) const DST: Range<usize> = 8..12;
+    pub(super) const MSG_ID: Range<usize> = 12..16;
+    pub(super) const MSG_NUM: Range<usize> = 16..20;
+    pub(super) const LEN: Range<usize> = 20..24;
+    pub(super) const SEQ: Range<usize> = 24..28;
+    pub(super) const INFO1: Range<usize> = 28..32;
+    pub(super) const INFO2: Range<usize> = 32..36;
+    pub(super) const TAG: Range<usize> = 36..44;
 }
 
 /// The ten Sandia RMPP packet types (paper, Table 1).
