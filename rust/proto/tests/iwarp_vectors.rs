@@ -743,3 +743,39 @@ fn marker_stream_with_crc_covers_markers() {
     let want_crc = crc32c::crc32c(&out[..524]).to_le_bytes();
     assert_eq!(&out[524..528], &want_crc);
 }
+
+#[test]
+fn largest_fpdu_roundtrips() {
+    // ULPDU 65535 (the 16-bit limit): Write header 14 + 65521 payload bytes, pad 3.
+    let payload: Vec<u8> = (0..65521u32).map(|i| (i % 251) as u8).collect();
+    let hdr = cat(&[&[0xC1, 0x40], &[0, 0, 0, 1], &[0; 8]]);
+    let mut tx = TxFramer::new(true, false);
+    let mut out = vec![0u8; 70_000];
+    let n = tx
+        .frame_into(&SoftCrc32c, &hdr, &payload, &mut out)
+        .unwrap()
+        .unwrap();
+    assert_eq!(n, 2 + 65535 + 3 + 4);
+    assert_eq!(&out[..2], &[0xff, 0xff]);
+    assert_eq!(
+        TxFramer::new(true, false).fpdu(&hdr, 65522).unwrap_err(),
+        srnic_proto::mpa::tx::TxError::UlpduTooLong
+    );
+    let mut rx = RxFramer::new(true, false);
+    let mut got = Vec::new();
+    let mut ended = false;
+    for c in out[..n].chunks(1000) {
+        let mut off = 0;
+        while off < c.len() {
+            let (k, ev) = rx.feed(&SoftCrc32c, &c[off..]).unwrap();
+            off += k;
+            match ev {
+                Some(RxEvent::Payload { data, .. }) => got.extend_from_slice(data),
+                Some(RxEvent::End) => ended = true,
+                _ => {}
+            }
+        }
+    }
+    assert!(ended);
+    assert_eq!(got, payload);
+}
