@@ -468,6 +468,18 @@ fn rdma_write_and_read() {
 #[test]
 fn rtr_zero_length_write_and_read() {
     let (mut a, mut b) = connected(1000);
+    // Outside the RTR window a zero-length Write is accepted silently (no memory
+    // check, nothing to complete).
+    a.send(
+        WorkRequest::Write {
+            stag: 0x9999,
+            to: 0,
+            len: 0,
+        },
+        &[],
+    );
+    pump(&mut a, &mut b);
+    assert!(b.seen.is_empty() && !b.engine.is_closed());
     // Write RTR: STag 1, TO 0, no memory check even though STag 1 does not exist.
     b.engine.expect_rtr();
     a.send(

@@ -268,8 +268,9 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
         let action = match hdr.body {
             Body::Write { stag, to } => {
                 if len == 0 {
-                    // Zero-length WRITE (the peer-to-peer RTR) needs no memory check.
-                    rtr = seg.first && hdr.last;
+                    // Zero-length WRITE (the peer-to-peer RTR) needs no memory check;
+                    // it is reported only while an RTR is expected.
+                    rtr = rtr_window && seg.first && hdr.last;
                     RxAction::Discard
                 } else {
                     v.check_stag(stag, to, len, Access::RemoteWrite)
