@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+# srnic top-level Makefile.
+#
+#   make                 build srnic.ko against KDIR (default: the running kernel's build dir)
+#   make KDIR=/path      build srnic.ko against another Rust-enabled 6.12 build tree
+#   make deps            install the Debian packages and bindgen (idempotent)
+#   make kernel          build the cached test kernels (VARIANT=debug|plain)
+#   make check           every test: host tests, lints, module build, VM tests
+#   make demo            boot two VMs, load srnic, show it working
+#   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
+#   make clean
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+VARIANT ?= debug
+# The toolchain the test kernels are built with (scripts/common.sh); pass your
+# own when your kernel was built with something else.
+LLVM ?= -19
+RUSTC ?= /usr/bin/rustc
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
+
+.PHONY: all modules clean deps kernel check check-host check-module vm-test demo
+
+all: modules
+
+modules:
+	$(KMAKE) modules
+
+clean:
+	-$(KMAKE) clean 2>/dev/null
+	rm -rf build target
+
+deps:
+	scripts/deps.sh
+
+kernel: deps
+	scripts/kernel.sh $(VARIANT)
+
+check-host: deps
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo test --workspace --quiet
+
+check-module: deps
+	scripts/module.sh "$$(scripts/kernel.sh debug)" build/debug/module >/dev/null
+
+vm-test: deps
+	tests/vm/run.sh --variant $(VARIANT) $(CASES)
+
+check: check-host check-module
+	tests/vm/run.sh --variant debug
+
+demo: deps
+	tests/vm/run.sh --variant plain --demo

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0
+//! srnic: a software RDMA NIC.
+//!
+//! The module registers the misc device `/dev/srnic`. Each open file is one verbs
+//! context ([`context::Context`]) that owns every object created through it;
+//! commands arrive as ioctls ([`ioctl`]). Everything that touches `bindings::`
+//! lives in the small abstraction modules under [`sys`].
+
+use kernel::prelude::*;
+
+mod context;
+mod ioctl;
+mod limits;
+pub mod sys;
+
+/// The user-space ABI, shared with user space as the `srnic-uapi` crate.
+#[path = "../uapi/src/abi.rs"]
+pub mod uapi;
+
+module! {
+    type: SrnicModule,
+    name: "srnic",
+    author: "srnic developers",
+    description: "srnic: software RDMA NIC (iWARP over TCP, Sandia RMPP over Ethernet)",
+    license: "GPL",
+}
+
+/// The loaded module: owns the registration of `/dev/srnic`.
+struct SrnicModule {
+    _misc: sys::miscdev::Registration<context::Context>,
+}
+
+impl kernel::Module for SrnicModule {
+    fn init(_module: &'static ThisModule) -> Result<Self> {
+        // Mode 0666: opening the device grants nothing by itself. Every resource a
+        // context takes is charged to its process (pinned pages to RLIMIT_MEMLOCK)
+        // and bounded by the per-context limits in `limits`; see
+        // Documentation/srnic/index.rst.
+        let misc = sys::miscdev::Registration::register(c_str!("srnic"), 0o666)?;
+        limits::announce();
+        Ok(Self { _misc: misc })
+    }
+}

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Safe abstractions over the kernel APIs srnic uses that the 6.12 `kernel` crate
+//! does not wrap. These modules, and only these, use `bindings::` and the C glue
+//! in `rust/glue.c`; each is small enough to be reviewed on its own.
+
+pub mod miscdev;
+pub mod waitqueue;

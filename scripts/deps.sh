@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Install everything srnic needs on a Debian 12 machine: the Debian packages and
+# bindgen-cli. Idempotent: with everything present it does nothing and takes
+# well under a second.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+PACKAGES=(
+	# Kernel build: Debian's 6.12 LTS source, Rust 1.96 with its core sources, LLVM 19.
+	linux-source-6.12 rustc-web rust-web-src libstd-rust-web-dev
+	clang-19 lld-19 llvm-19 libclang-19-dev
+	flex bison bc libelf-dev libssl-dev cpio make gcc xz-utils rsync kmod
+	# VM harness: QEMU and a static busybox for the initramfs.
+	qemu-system-x86 busybox-static
+	# Peers, tools and independent checks used inside the VMs and on the host.
+	iproute2 iperf3 tshark
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	case "$p" in \#*) continue ;; esac
+	if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+		missing+=("$p")
+	fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	log "installing Debian packages: ${missing[*]}"
+	[ "$(id -u)" = 0 ] || die "need root to install packages (or install them yourself): ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
+	log "installing bindgen-cli $BINDGEN_VERSION into $SRNIC_CACHE"
+	mkdir -p "$SRNIC_CACHE"
+	cargo install bindgen-cli --version "$BINDGEN_VERSION" --locked \
+		--root "$SRNIC_CACHE/bindgen-$BINDGEN_VERSION"
+fi
+
+# Host toolchain pieces used by `make check`.
+if ! cargo clippy --version >/dev/null 2>&1; then rustup component add clippy; fi
+if ! cargo fmt --version >/dev/null 2>&1; then rustup component add rustfmt; fi

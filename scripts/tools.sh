@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the user-space programs that go into the test VMs, statically linked so
+# that they run in a busybox initramfs: the srnic CLI and the C test programs.
+#
+#   scripts/tools.sh OUTDIR
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+out=${1:?usage: tools.sh OUTDIR}
+mkdir -p "$out"
+# With an explicit --target, RUSTFLAGS reach only the target crates, not the
+# proc macros (which cannot be linked statically).
+RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet --release \
+	--manifest-path "$SRNIC_TOP/Cargo.toml" --target x86_64-unknown-linux-gnu -p srnic-cli >&2
+cp "$SRNIC_TOP/target/x86_64-unknown-linux-gnu/release/srnic" "$out/"
+for c in "$SRNIC_TOP"/tests/vm/progs/*.c; do
+	gcc -static -O2 -Wall -Wextra -Werror -I "$SRNIC_TOP/uapi" -o "$out/$(basename "$c" .c)" "$c"
+done

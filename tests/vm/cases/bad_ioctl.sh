@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: GPL-2.0
+# bad_ioctl: every malformed ioctl gets its errno (ENOTTY, EINVAL, EFAULT), and
+# the read/write/poll paths answer correctly with nothing pending.
+. /srnic/lib.sh
+grep -q '^srnic ' /proc/modules || insmod "$SRNIC_KO"
+bad_ioctl || fail "bad_ioctl reported failures"
+rmmod srnic
+pass

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shell library of the srnic test VMs: KTAP output, the control channel to the
+# peer VM (a serial line, /dev/ttyS1, independent of the network link under
+# test), and kmemleak reporting. Sourced by /init and by every case.
+
+CTL=/dev/ttyS1
+SRNIC_KO=/srnic/srnic.ko
+PEER_TIMEOUT=${PEER_TIMEOUT:-600}
+
+ctl_setup() { stty -F "$CTL" raw -echo 115200 2>/dev/null; }
+
+# peer CMD...: runs CMD with sh on the peer VM, prints its output, returns its
+# exit status. Commands and output travel base64-encoded, one line each way.
+peer() {
+	ctl_setup
+	printf 'CMD %s\n' "$(printf '%s' "$*" | base64 -w0)" >"$CTL"
+	local line rc=255
+	while IFS= read -r -t "$PEER_TIMEOUT" line; do
+		case "$line" in
+		"RC "*) rc=${line#RC }; break ;;
+		"OUT "*) printf '%s' "${line#OUT }" | base64 -d ;;
+		esac
+	done <"$CTL"
+	return "$rc"
+}
+
+# peer_serve: the loop the peer VM runs until told to finish.
+peer_serve() {
+	ctl_setup
+	echo READY >"$CTL"
+	local line cmd out rc
+	while IFS= read -r line; do
+		case "$line" in
+		"CMD "*)
+			cmd=$(printf '%s' "${line#CMD }" | base64 -d)
+			out=$(sh -c "$cmd" 2>&1 </dev/null)
+			rc=$?
+			[ -n "$out" ] && printf 'OUT %s\n' "$(printf '%s\n' "$out" | base64 -w0)" >"$CTL"
+			printf 'RC %s\n' "$rc" >"$CTL"
+			;;
+		FINISH) break ;;
+		esac
+	done <"$CTL"
+}
+
+peer_wait_ready() {
+	ctl_setup
+	local line
+	while IFS= read -r -t 120 line; do
+		[ "$line" = READY ] && return 0
+	done <"$CTL"
+	echo "srnic-vm: the peer VM never became ready"
+	return 1
+}
+
+peer_finish() { ctl_setup; echo FINISH >"$CTL"; }
+
+# run_cases [a,b,...]: runs the named cases (default: all) as KTAP.
+run_cases() {
+	local list n=0 i=0 name rc
+	if [ -n "$1" ]; then list=$(echo "$1" | tr ',' ' '); else
+		list=$(for f in /srnic/cases/*.sh; do basename "$f" .sh; done)
+	fi
+	for name in $list; do n=$((n + 1)); done
+	echo "KTAP version 1"
+	echo "1..$n"
+	for name in $list; do
+		i=$((i + 1))
+		if [ ! -f "/srnic/cases/$name.sh" ]; then
+			echo "not ok $i $name # no such case"
+			continue
+		fi
+		echo "# ---- $name"
+		(cd /tmp && timeout "${CASE_TIMEOUT:-900}" sh "/srnic/cases/$name.sh") 2>&1 | sed 's/^/# /'
+		rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
+		rm -f /tmp/.case_rc
+		case "$rc" in
+		0) echo "ok $i $name" ;;
+		4) echo "ok $i $name # SKIP" ;;
+		*) echo "not ok $i $name" ;;
+		esac
+	done
+}
+
+# Helpers for case scripts. A case calls `pass`, `skip REASON` or `fail REASON`
+# (or just exits: `set -e` failures count as failures).
+pass() { echo 0 >/tmp/.case_rc; exit 0; }
+skip() { echo "SKIP: $*"; echo 4 >/tmp/.case_rc; exit 0; }
+fail() { echo "FAIL: $*"; echo 1 >/tmp/.case_rc; exit 1; }
+check() { # check DESCRIPTION CMD...: runs CMD, fails the case if it fails
+	local what=$1; shift
+	if "$@"; then echo "ok: $what"; else fail "$what"; fi
+}
+expect_eq() { # expect_eq DESCRIPTION GOT WANT
+	if [ "$2" = "$3" ]; then echo "ok: $1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
+}
+
+kmemleak_report() {
+	local k=/sys/kernel/debug/kmemleak
+	[ -e $k ] || return 0
+	# Two scans: kmemleak reports an object only once it is old enough and has
+	# been seen unreferenced in more than one scan.
+	echo scan >$k; sleep 6; echo scan >$k
+	local n
+	n=$(grep -c "unreferenced object" $k)
+	echo "srnic-vm: kmemleak: $n unreferenced objects"
+	cat $k
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build the initramfs both test VMs boot: busybox, srnic.ko, the srnic tools and
+# test programs, the guest scripts and cases, and the Debian binaries the cases
+# need together with the shared libraries ldd lists for them.
+#
+#   tests/vm/initramfs.sh SRNIC_KO TOOLS_DIR OUT.cpio.gz
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/common.sh"
+
+ko=$1 tools=$2 out=$3
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,etc,srnic/cases,root}
+cp /bin/busybox "$root/bin/busybox"
+for a in $(/bin/busybox --list); do
+	[ -e "$root/bin/$a" ] || ln -s busybox "$root/bin/$a"
+done
+
+# Debian binaries: iproute2's ip and tc (netem needs the real tc).
+host_bins=(/usr/bin/ip /usr/sbin/tc)
+for b in "${host_bins[@]}"; do
+	[ -x "$b" ] || b=$(command -v "$(basename "$b")")
+	rm -f "$root/bin/$(basename "$b")"
+	cp "$b" "$root/bin/$(basename "$b")"
+	ldd "$b" | grep -o '/[^ ]*' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+done
+
+cp "$ko" "$root/srnic/srnic.ko"
+cp "$tools"/* "$root/bin/"
+cp "$SRNIC_TOP/tests/vm/guest/init" "$root/init"
+cp "$SRNIC_TOP/tests/vm/guest/lib.sh" "$SRNIC_TOP/tests/vm/guest/demo.sh" "$root/srnic/"
+cp "$SRNIC_TOP"/tests/vm/cases/*.sh "$root/srnic/cases/"
+chmod +x "$root/init"
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/false" >>"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out"

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bad_ioctl: checks that /dev/srnic answers every malformed call with the right
+ * errno (ENOTTY, EFAULT, EINVAL, EAGAIN) and a well-formed one with success.
+ * Prints one "ok"/"not ok" line per check; exits 1 if any check failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "srnic.h"
+
+static int failures, n;
+
+static void expect(const char *what, long ret, int want_errno)
+{
+	int got = ret < 0 ? errno : 0;
+
+	n++;
+	if (got == want_errno) {
+		printf("ok %d %s -> %s\n", n, what, want_errno ? strerror(want_errno) : "success");
+	} else {
+		printf("not ok %d %s -> got %s (%d), want %s\n", n, what,
+		       got ? strerror(got) : "success", got,
+		       want_errno ? strerror(want_errno) : "success");
+		failures++;
+	}
+}
+
+static struct srnic_query_device fresh(void)
+{
+	struct srnic_query_device q;
+
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	return q;
+}
+
+int main(void)
+{
+	struct srnic_query_device q;
+	struct pollfd pfd;
+	char buf[64];
+	void *ro, *gone;
+	int fd;
+
+	fd = open("/dev/srnic", O_RDWR | O_NONBLOCK);
+	if (fd < 0) {
+		perror("open /dev/srnic");
+		return 1;
+	}
+
+	q = fresh();
+	expect("QUERY_DEVICE well-formed", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q), 0);
+	n++;
+	if (q.abi_version == SRNIC_ABI_VERSION && q.size == sizeof(q) && !q.reserved[0] &&
+	    !q.reserved[3] && q.page_size >= 4096 && !(q.capabilities & ~SRNIC_CAP_ALL)) {
+		printf("ok %d QUERY_DEVICE output sane (abi %u, page %u)\n", n, q.abi_version,
+		       q.page_size);
+	} else {
+		printf("not ok %d QUERY_DEVICE output (abi %u, size %u)\n", n, q.abi_version, q.size);
+		failures++;
+	}
+
+	/* ENOTTY: unknown numbers under our magic, and foreign commands. */
+	q = fresh();
+	expect("unknown nr 0x7f", ioctl(fd, _IOWR(SRNIC_IOCTL_MAGIC, 0x7f, struct srnic_query_device), &q), ENOTTY);
+	expect("unknown nr 0xff", ioctl(fd, _IOWR(SRNIC_IOCTL_MAGIC, 0xff, struct srnic_query_device), &q), ENOTTY);
+	expect("foreign magic", ioctl(fd, _IOWR('x', 0x00, struct srnic_query_device), &q), ENOTTY);
+	expect("TCGETS", ioctl(fd, 0x5401, buf), ENOTTY);
+
+	/* EINVAL: a known number with the wrong size or direction encoded. */
+	expect("size 96 encoded", ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0, 96), &q), EINVAL);
+	expect("size 112 encoded", ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0, 112), &q), EINVAL);
+	expect("_IOR direction", ioctl(fd, _IOR(SRNIC_IOCTL_MAGIC, 0, struct srnic_query_device), &q), EINVAL);
+	expect("_IO no argument", ioctl(fd, _IO(SRNIC_IOCTL_MAGIC, 0), 0), EINVAL);
+
+	/* EINVAL: wrong size field, non-zero reserved fields. */
+	q = fresh();
+	q.size = 8;
+	expect("size field 8", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q), EINVAL);
+	q.size = sizeof(q) + 8;
+	expect("size field too big", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q), EINVAL);
+	q = fresh();
+	q.reserved[0] = 1;
+	expect("reserved[0] set", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q), EINVAL);
+	q = fresh();
+	q.reserved[3] = 1ULL << 63;
+	expect("reserved[3] set", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q), EINVAL);
+
+	/* EFAULT: NULL, unmapped, kernel and read-only argument pointers. */
+	expect("NULL argument", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, NULL), EFAULT);
+	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(gone, 4096);
+	expect("unmapped argument", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, gone), EFAULT);
+	expect("kernel address", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, (void *)0xffffffff81000000UL), EFAULT);
+	expect("argument straddling the end of memory", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, (void *)(UINTPTR_MAX - 16)), EFAULT);
+	ro = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	q = fresh();
+	memcpy(ro, &q, sizeof(q));
+	mprotect(ro, 4096, PROT_READ);
+	expect("read-only argument (output fails)", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, ro), EFAULT);
+
+	/* The event path with nothing pending. */
+	expect("read, O_NONBLOCK, nothing pending", read(fd, buf, sizeof(buf)), EAGAIN);
+	expect("write of an undefined record", write(fd, buf, sizeof(buf)), EINVAL);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	n++;
+	if (poll(&pfd, 1, 0) == 0) {
+		printf("ok %d poll: nothing readable\n", n);
+	} else {
+		printf("not ok %d poll: revents %#x\n", n, pfd.revents);
+		failures++;
+	}
+
+	close(fd);
+	printf("%d checks, %d failed\n", n, failures);
+	return failures ? 1 : 0;
+}

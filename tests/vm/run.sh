@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot the two srnic test VMs and run test cases (or the demo) in them.
+#
+#   tests/vm/run.sh [--variant debug|plain] [--demo] [CASE...]
+#
+# VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
+# second serial line. The VMs share an Ethernet link (virtio-net on both ends of a
+# QEMU socket netdev over loopback): a is 192.0.2.1, b is 192.0.2.2. Serial logs
+# are kept in build/vm-logs/<timestamp>/. The run fails on any failed case, a
+# timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
+# either VM, and ends with the line "N passed, N failed".
+set -euo pipefail
+. "$(dirname "$0")/../../scripts/common.sh"
+
+variant=debug mode=test cases=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--variant) variant=$2; shift 2 ;;
+	--demo) mode=demo; shift ;;
+	-h|--help) sed -n '3,12p' "$0"; exit 0 ;;
+	*) cases+=("$1"); shift ;;
+	esac
+done
+timeout_s=${SRNIC_VM_TIMEOUT:-2400}
+
+build=$SRNIC_TOP/build/$variant
+kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
+ko=$("$SRNIC_TOP/scripts/module.sh" "$kdir" "$build/module")
+"$SRNIC_TOP/scripts/tools.sh" "$build/tools"
+"$SRNIC_TOP/tests/vm/initramfs.sh" "$ko" "$build/tools" "$build/initramfs.cpio.gz"
+
+logs=$SRNIC_TOP/build/vm-logs/$(date +%Y%m%d-%H%M%S)-$variant-$mode
+mkdir -p "$logs"
+ln -sfn "$logs" "$SRNIC_TOP/build/vm-logs/latest"
+
+# KVM only when a probe on this machine showed it works (cached); else TCG.
+accel=tcg
+probe=$SRNIC_CACHE/kvm-probe
+if [ ! -f "$probe" ]; then
+	if [ -w /dev/kvm ] && timeout 60 qemu-system-x86_64 -accel kvm -cpu host -m 256 -nographic \
+		-no-reboot -kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 srnic.role=probe" 2>/dev/null | grep -q SRNIC-VM-DONE; then
+		echo kvm >"$probe"
+	else
+		echo tcg >"$probe"
+	fi
+fi
+[ "$(cat "$probe")" = kvm ] && accel=kvm
+cpu=max; [ $accel = kvm ] && cpu=host
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+net_port=$(free_port) ctl_port=$(free_port)
+mem=1024
+caselist=$(IFS=,; echo "${cases[*]:-}")
+
+vm() { # vm NAME ADDR PEER NETDEV CHARDEV
+	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp 1 -m $mem \
+		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl \
+		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
+		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
+		</dev/null >"$logs/$1.qemu" 2>&1
+}
+
+log "booting VMs ($variant kernel, $accel), logs in $logs"
+start=$(date +%s)
+vm a 192.0.2.1 192.0.2.2 "socket,id=n0,listen=127.0.0.1:$net_port" \
+	"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=on,wait=off" 1 &
+pid_a=$!
+sleep 1
+vm b 192.0.2.2 192.0.2.1 "socket,id=n0,connect=127.0.0.1:$net_port" \
+	"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=off" 2 &
+pid_b=$!
+rc_a=0 rc_b=0
+wait $pid_a || rc_a=$?
+wait $pid_b || rc_b=$?
+log "VMs finished in $(($(date +%s) - start)) s"
+
+fail=0
+for v in a b; do
+	if ! grep -q "SRNIC-VM-DONE" "$logs/$v.log"; then
+		log "VM $v did not finish (timeout or crash): see $logs/$v.log"
+		fail=1
+	fi
+	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object' "$logs/$v.log" >"$logs/$v.reports"; then
+		log "kernel reports in VM $v:"; cat "$logs/$v.reports" >&2
+		fail=1
+	fi
+	if ! grep -q "kmemleak: 0 unreferenced objects" "$logs/$v.log" && grep -q "kmemleak:" "$logs/$v.log"; then
+		log "kmemleak found leaks in VM $v (see $logs/$v.log)"
+		fail=1
+	fi
+done
+
+if [ $mode = demo ]; then
+	sed -n 's/^.*DEMO| \{0,1\}//p' "$logs/a.log"
+	exit $fail
+fi
+
+# The KTAP lines of VM a (strip the console's carriage returns).
+tr -d '\r' <"$logs/a.log" | sed -n '/^KTAP version 1/,$p' | grep -E '^(KTAP|1\.\.|ok |not ok |# )' >"$logs/ktap" || true
+grep -E '^(ok|not ok) ' "$logs/ktap" >&2 || true
+passed=$(grep -cE '^ok ' "$logs/ktap" || true)
+failed=$(grep -cE '^not ok ' "$logs/ktap" || true)
+planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$logs/ktap" | head -n1)
+if [ -z "$planned" ] || [ $((passed + failed)) -ne "$planned" ]; then
+	log "expected ${planned:-?} results, got $((passed + failed))"
+	failed=$((failed + ${planned:-1} - passed - failed))
+	[ $failed -gt 0 ] || failed=1
+fi
+[ $fail = 0 ] || failed=$((failed + 1))
+echo "vm: $passed passed, $failed failed"
+[ "$failed" = 0 ]
