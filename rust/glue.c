@@ -9,6 +9,8 @@
 #include <linux/poll.h>
 #include <linux/slab.h>
 
+#include "glue.h"
+
 /* A misc device together with its own copy of the file operations. */
 struct srnic_misc {
 	struct miscdevice misc;

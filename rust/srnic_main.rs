@@ -6,7 +6,7 @@
 //! commands arrive as ioctls ([`ioctl`]). Everything that touches `bindings::`
 //! lives in the small abstraction modules under [`sys`].
 
-use kernel::prelude::*;
+use kernel::{c_str, prelude::*};
 
 mod context;
 mod ioctl;
@@ -36,7 +36,7 @@ impl kernel::Module for SrnicModule {
         // context takes is charged to its process (pinned pages to RLIMIT_MEMLOCK)
         // and bounded by the per-context limits in `limits`; see
         // Documentation/srnic/index.rst.
-        let misc = sys::miscdev::Registration::register(c_str!("srnic"), 0o666)?;
+        let misc = sys::miscdev::Registration::<context::Context>::register(c_str!("srnic"), 0o666)?;
         limits::announce();
         Ok(Self { _misc: misc })
     }

@@ -13,8 +13,9 @@ set -euo pipefail
 kdir=${1:?usage: module.sh KDIR OUTDIR}
 out=${2:?usage: module.sh KDIR OUTDIR}
 mkdir -p "$out/src"
+out=$(cd "$out" && pwd)
 rsync -a --delete --prune-empty-dirs \
-	--include='/Kbuild' --include='/rust/' --include='/rust/*.rs' --include='/rust/*.c' \
+	--include='/Kbuild' --include='/rust/' --include='/rust/*.rs' --include='/rust/*.c' --include='/rust/*.h' \
 	--include='/rust/sys/***' --include='/rust/proto/' --include='/rust/proto/src/***' \
 	--include='/uapi/' --include='/uapi/src/***' --exclude='*' \
 	"$SRNIC_TOP/" "$out/src/"

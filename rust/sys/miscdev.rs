@@ -8,6 +8,7 @@
 //! operations' owner so that an open file pins the module.
 
 use super::waitqueue::{PollMask, PollTable};
+use core::marker::PhantomData;
 use kernel::{
     bindings,
     error::{from_err_ptr, from_result, to_result},
@@ -18,13 +19,19 @@ use kernel::{
     uaccess::{UserSlice, UserSliceReader, UserSliceWriter},
 };
 
+/// `struct miscdevice`, opaque here: only the C glue looks inside it.
+#[repr(C)]
+struct RawMiscDevice {
+    _opaque: [u8; 0],
+}
+
 extern "C" {
     fn srnic_misc_register(
         name: *const c_char,
         mode: bindings::umode_t,
         fops: *const bindings::file_operations,
-    ) -> *mut bindings::miscdevice;
-    fn srnic_misc_deregister(misc: *mut bindings::miscdevice);
+    ) -> *mut RawMiscDevice;
+    fn srnic_misc_deregister(misc: *mut RawMiscDevice);
 }
 
 /// The per-open state of a misc device and its file operations.
@@ -48,7 +55,7 @@ pub trait MiscFile: Sized + Send + Sync + 'static {
 /// `misc` was returned by a successful `srnic_misc_register()` and is not yet
 /// deregistered.
 pub struct Registration<T: MiscFile> {
-    misc: *mut bindings::miscdevice,
+    misc: *mut RawMiscDevice,
     _t: PhantomData<T>,
 }
 

@@ -5,6 +5,7 @@
 //! srnic keeps its own [`WaitQueue`] for pollers beside a `CondVar` for blocking
 //! readers.
 
+use core::ffi::c_void;
 use kernel::{
     bindings,
     prelude::*,
@@ -14,8 +15,10 @@ use kernel::{
 };
 
 extern "C" {
+    // `struct file` is passed through untouched; `c_void` keeps the declaration
+    // FFI-safe whatever the configuration makes of the struct.
     fn srnic_poll_wait(
-        file: *mut bindings::file,
+        file: *mut c_void,
         wq: *mut bindings::wait_queue_head,
         pt: *mut bindings::poll_table_struct,
     );
@@ -64,11 +67,14 @@ unsafe impl Sync for WaitQueue {}
 impl WaitQueue {
     /// Creates an initialiser for a wait queue with a lockdep name and class.
     pub fn new(name: &'static CStr, key: &'static LockClassKey) -> impl PinInit<Self> {
+        // `LockClassKey` is `#[repr(transparent)]` over the C `lock_class_key` (its
+        // own accessor is crate-private in 6.12).
+        let key = (key as *const LockClassKey).cast_mut().cast::<bindings::lock_class_key>();
         pin_init!(Self {
             // SAFETY: `slot` is valid, pinned memory for a wait queue head; `name`
             // and `key` are static as lockdep requires.
             inner <- Opaque::ffi_init(|slot| unsafe {
-                bindings::__init_waitqueue_head(slot, name.as_char_ptr(), key.as_ptr())
+                bindings::__init_waitqueue_head(slot, name.as_char_ptr(), key)
             }),
         })
     }
@@ -129,6 +135,6 @@ impl PollTable {
     pub fn register(&self, wq: &WaitQueue) {
         // SAFETY: by the type invariant `file`/`pt` are live poll arguments; `wq` is
         // initialised and lives as long as the file's private data.
-        unsafe { srnic_poll_wait(self.file, wq.inner.get(), self.pt) };
+        unsafe { srnic_poll_wait(self.file.cast(), wq.inner.get(), self.pt) };
     }
 }

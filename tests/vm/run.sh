@@ -59,7 +59,7 @@ vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
+		-append "console=ttyS0 loglevel=6 panic=-1 srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
@@ -83,7 +83,7 @@ for v in a b; do
 		log "VM $v did not finish (timeout or crash): see $logs/$v.log"
 		fail=1
 	fi
-	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object' "$logs/$v.log" >"$logs/$v.reports"; then
+	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object 0x' "$logs/$v.log" >"$logs/$v.reports"; then
 		log "kernel reports in VM $v:"; cat "$logs/$v.reports" >&2
 		fail=1
 	fi
