@@ -60,4 +60,371 @@ struct srnic_query_device {
 
 #define SRNIC_IOCTL_QUERY_DEVICE _IOWR(SRNIC_IOCTL_MAGIC, 0x00, struct srnic_query_device)
 
+
+/*
+ * Objects. Handles are per-file integers, never kernel pointers; 0 is never a
+ * valid handle. Closing the file destroys every object it created.
+ */
+
+/* Destroy commands take only a handle. */
+struct srnic_handle_arg {
+	__u32 size;
+	__u32 handle;
+	__u64 reserved;
+};
+
+/* SRNIC_IOCTL_ALLOC_PD: out: pd_handle. */
+struct srnic_alloc_pd {
+	__u32 size;
+	__u32 pd_handle;
+	__u64 reserved;
+};
+
+/* Memory region access rights. */
+#define SRNIC_ACCESS_LOCAL_WRITE	(1U << 0)
+#define SRNIC_ACCESS_REMOTE_WRITE	(1U << 1)
+#define SRNIC_ACCESS_REMOTE_READ	(1U << 2)
+#define SRNIC_ACCESS_ALL		((1U << 3) - 1)
+
+/*
+ * SRNIC_IOCTL_REG_MR: registers [addr, addr + length) of the caller's memory.
+ * The pages are pinned and charged to RLIMIT_MEMLOCK (ENOMEM beyond it). A
+ * peer addresses the region with rkey (the STag) and tagged offsets equal to
+ * the virtual addresses. In: pd_handle, addr, length, access. Out: the rest.
+ */
+struct srnic_reg_mr {
+	__u32 size;
+	__u32 pd_handle;
+	__u64 addr;
+	__u64 length;
+	__u32 access;
+	__u32 mr_handle;
+	__u32 lkey;
+	__u32 rkey;
+	__u64 reserved[2];
+};
+
+/* SRNIC_IOCTL_CREATE_CQ: in: cqe (at least this many entries); out: cqe, cq_handle. */
+struct srnic_create_cq {
+	__u32 size;
+	__u32 cqe;
+	__u32 cq_handle;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/* SRNIC_IOCTL_REQ_NOTIFY_CQ flags. */
+#define SRNIC_CQ_NEXT_COMP	1U	/* the next completion of any kind */
+#define SRNIC_CQ_SOLICITED	2U	/* the next solicited or error completion */
+
+/*
+ * SRNIC_IOCTL_REQ_NOTIFY_CQ: arms the CQ once; when a matching completion is
+ * added, one SRNIC_EVENT_CQ record is queued for read() and the file polls
+ * readable. Returns 1 if the CQ already holds completions (poll it before
+ * sleeping), else 0.
+ */
+struct srnic_req_notify_cq {
+	__u32 size;
+	__u32 cq_handle;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved;
+};
+
+/* Completion status (the ibverbs numbering). */
+#define SRNIC_WC_SUCCESS		0
+#define SRNIC_WC_LOC_LEN_ERR		1
+#define SRNIC_WC_LOC_QP_OP_ERR		2
+#define SRNIC_WC_LOC_PROT_ERR		4
+#define SRNIC_WC_WR_FLUSH_ERR		5
+#define SRNIC_WC_LOC_ACCESS_ERR		8
+#define SRNIC_WC_REM_INV_REQ_ERR	9
+#define SRNIC_WC_REM_ACCESS_ERR		10
+#define SRNIC_WC_REM_OP_ERR		11
+#define SRNIC_WC_FATAL_ERR		17
+#define SRNIC_WC_GENERAL_ERR		21
+
+/* Completion opcodes. */
+#define SRNIC_WC_SEND		0
+#define SRNIC_WC_RDMA_WRITE	1
+#define SRNIC_WC_RDMA_READ	2
+#define SRNIC_WC_RECV		128
+#define SRNIC_WC_RMPP_SEND	192
+#define SRNIC_WC_RMPP_RECV	193
+
+/* Completion flags. */
+#define SRNIC_WC_WITH_INV	(1U << 0)	/* invalidated_stag is valid */
+#define SRNIC_WC_SOLICITED	(1U << 1)	/* a Send with Solicited Event */
+#define SRNIC_WC_TRUNCATED	(1U << 2)	/* RMPP: msg_len > byte_len */
+
+/*
+ * A work completion. `term` carries the TERMINATE that ended the QP (sent or
+ * received), as layer << 12 | type << 8 | code, with bit 31 set when srnic
+ * received it, or 0.
+ */
+struct srnic_wc {
+	__u64 wr_id;
+	__u32 status;
+	__u32 opcode;
+	__u32 byte_len;
+	__u32 qp_handle;	/* the QP, or the RMPP endpoint */
+	__u32 flags;
+	__u32 invalidated_stag;
+	__u32 term;
+	__u32 src_nid;		/* RMPP receive: the sender */
+	__u64 tag;		/* RMPP: the message's match tag */
+	__u64 msg_len;		/* RMPP receive: the whole message's length */
+	__u64 reserved;
+};
+
+/*
+ * SRNIC_IOCTL_POLL_CQ: moves up to num_entries completions into the array at
+ * wc_ptr. In: cq_handle, num_entries, wc_ptr. Out: num_entries (how many).
+ */
+struct srnic_poll_cq {
+	__u32 size;
+	__u32 cq_handle;
+	__u32 num_entries;
+	__u32 reserved0;
+	__u64 wc_ptr;
+	__u64 reserved;
+};
+
+/* Queue pair states. */
+#define SRNIC_QPS_INIT		0
+#define SRNIC_QPS_CONNECTING	1
+#define SRNIC_QPS_RTS		2
+#define SRNIC_QPS_CLOSING	3
+#define SRNIC_QPS_ERROR		4
+
+/*
+ * SRNIC_IOCTL_CREATE_QP: a reliable connected queue pair. The capacities are
+ * in/out: the kernel may round them up. sq_sig_all: every send is signalled.
+ */
+struct srnic_create_qp {
+	__u32 size;
+	__u32 pd_handle;
+	__u32 send_cq;
+	__u32 recv_cq;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+	__u32 max_inline_data;
+	__u32 sq_sig_all;
+	__u32 qp_handle;
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/* MPA options, for connect and accept, and as negotiated. */
+#define SRNIC_MPA_CRC		(1U << 0)	/* ask for CRC32c (used if either side asks) */
+#define SRNIC_MPA_MARKERS	(1U << 1)	/* ask the peer to insert markers */
+#define SRNIC_MPA_REV1		(1U << 2)	/* speak MPA revision 1 (RFC 5044) only */
+#define SRNIC_MPA_P2P		(1U << 3)	/* peer-to-peer mode with an RTR message */
+#define SRNIC_MPA_RTR_READ	(1U << 4)	/* RTR as a zero-length READ (else WRITE) */
+#define SRNIC_MPA_ALL		((1U << 5) - 1)
+/* Only as negotiated (in events and QUERY_QP): per direction. */
+#define SRNIC_MPA_CRC_TX	(1U << 8)
+#define SRNIC_MPA_CRC_RX	(1U << 9)
+#define SRNIC_MPA_MARKERS_TX	(1U << 10)
+#define SRNIC_MPA_MARKERS_RX	(1U << 11)
+
+#define SRNIC_MAX_PRIVATE_DATA	252
+
+/* An IPv4 or IPv6 socket address; the port in host byte order. */
+struct srnic_sockaddr {
+	__u16 family;		/* AF_INET or AF_INET6 */
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];		/* IPv4: the first 4 bytes, network byte order */
+};
+
+/* SRNIC_IOCTL_QUERY_QP: in: qp_handle; out: the rest. */
+struct srnic_query_qp {
+	__u32 size;
+	__u32 qp_handle;
+	__u32 state;
+	__u32 mpa_flags;	/* SRNIC_MPA_* as negotiated */
+	__u32 ird;
+	__u32 ord;
+	__u32 term;		/* as in struct srnic_wc */
+	__u32 reserved0;
+	struct srnic_sockaddr local;
+	struct srnic_sockaddr remote;
+	__u64 reserved[2];
+};
+
+/*
+ * SRNIC_IOCTL_LISTEN: listens on addr (port 0: any; out: the port). Each
+ * incoming, MPA-negotiated-so-far request becomes an SRNIC_EVENT_CONNECT_REQUEST
+ * with a conn_id to accept or reject. mpa_flags are what this side asks for.
+ */
+struct srnic_listen {
+	__u32 size;
+	__u32 backlog;
+	__u32 mpa_flags;
+	__u32 listener_handle;
+	struct srnic_sockaddr addr;
+	__u64 reserved[2];
+};
+
+/*
+ * SRNIC_IOCTL_CONNECT: connects qp_handle (state INIT) to addr. Completes with
+ * SRNIC_EVENT_ESTABLISHED, _REJECTED or _CONNECT_ERROR on the QP.
+ */
+struct srnic_connect {
+	__u32 size;
+	__u32 qp_handle;
+	__u32 ird;
+	__u32 ord;
+	__u32 mpa_flags;
+	__u32 private_data_len;
+	__u64 private_data;	/* user pointer */
+	struct srnic_sockaddr addr;
+	__u64 reserved[2];
+};
+
+/* SRNIC_IOCTL_ACCEPT: accepts conn_id onto qp_handle (state INIT). */
+struct srnic_accept {
+	__u32 size;
+	__u32 conn_id;
+	__u32 qp_handle;
+	__u32 ird;
+	__u32 ord;
+	__u32 private_data_len;
+	__u64 private_data;
+	__u64 reserved[2];
+};
+
+/* SRNIC_IOCTL_REJECT: rejects conn_id with an MPA reply carrying R=1. */
+struct srnic_reject {
+	__u32 size;
+	__u32 conn_id;
+	__u32 private_data_len;
+	__u32 reserved0;
+	__u64 private_data;
+	__u64 reserved;
+};
+
+#define SRNIC_DISCONNECT_ABORT	1U	/* reset the connection instead of closing it */
+
+/* SRNIC_IOCTL_DISCONNECT: closes qp_handle's connection. */
+struct srnic_disconnect {
+	__u32 size;
+	__u32 qp_handle;
+	__u32 flags;
+	__u32 reserved0;
+};
+
+/* Event types (struct srnic_event.event_type). */
+#define SRNIC_EVENT_CQ			1	/* handle: an armed CQ fired */
+#define SRNIC_EVENT_CONNECT_REQUEST	2	/* handle: listener; conn_id */
+#define SRNIC_EVENT_ESTABLISHED		3	/* handle: QP */
+#define SRNIC_EVENT_REJECTED		4	/* handle: QP */
+#define SRNIC_EVENT_DISCONNECTED	5	/* handle: QP */
+#define SRNIC_EVENT_CONNECT_ERROR	6	/* handle: QP; status: -errno */
+#define SRNIC_EVENT_QP_ERROR		7	/* handle: QP; term */
+#define SRNIC_EVENT_CQ_ERROR		8	/* handle: CQ overflowed */
+
+/*
+ * What read() returns: whole records, as many as fit. With none pending, read()
+ * blocks (EAGAIN with O_NONBLOCK); poll() reports EPOLLIN when one is pending.
+ */
+struct srnic_event {
+	__u32 event_type;
+	__u32 handle;
+	__u32 conn_id;
+	__s32 status;
+	__u32 ird;
+	__u32 ord;
+	__u32 mpa_flags;
+	__u32 term;
+	struct srnic_sockaddr local;
+	struct srnic_sockaddr remote;
+	__u32 private_data_len;
+	__u32 reserved0;
+	__u64 reserved;
+	__u8 private_data[256];
+};
+
+/*
+ * write() posts work requests: a sequence of records, each a struct
+ * srnic_post_wr followed by num_sge struct srnic_sge. It returns the bytes of
+ * the records it posted; it stops at the first record it cannot post and fails
+ * with that record's errno if it is the first (so a short count points at the
+ * failing record).
+ */
+#define SRNIC_WR_SEND			0
+#define SRNIC_WR_SEND_WITH_INV		1
+#define SRNIC_WR_SEND_WITH_SE		2
+#define SRNIC_WR_SEND_WITH_SE_INV	3
+#define SRNIC_WR_RDMA_WRITE		4
+#define SRNIC_WR_RDMA_READ		5
+#define SRNIC_WR_RECV			6
+
+#define SRNIC_SEND_SIGNALED	(1U << 0)
+#define SRNIC_SEND_INLINE	(1U << 1)	/* copy the data at post time; lkeys ignored */
+#define SRNIC_SEND_FENCE	(1U << 2)	/* wait for earlier READs first */
+
+struct srnic_sge {
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+struct srnic_post_wr {
+	__u64 wr_id;
+	__u32 qp_handle;
+	__u16 opcode;		/* SRNIC_WR_* */
+	__u16 num_sge;
+	__u32 flags;		/* SRNIC_SEND_* */
+	__u32 invalidate_rkey;	/* SEND_WITH_INV, SEND_WITH_SE_INV */
+	__u64 remote_addr;	/* RDMA_WRITE, RDMA_READ: the tagged offset */
+	__u32 rkey;		/* RDMA_WRITE, RDMA_READ */
+	__u32 reserved;
+};
+
+#define SRNIC_IOCTL_ALLOC_PD		_IOWR(SRNIC_IOCTL_MAGIC, 0x01, struct srnic_alloc_pd)
+#define SRNIC_IOCTL_DEALLOC_PD		_IOWR(SRNIC_IOCTL_MAGIC, 0x02, struct srnic_handle_arg)
+#define SRNIC_IOCTL_REG_MR		_IOWR(SRNIC_IOCTL_MAGIC, 0x03, struct srnic_reg_mr)
+#define SRNIC_IOCTL_DEREG_MR		_IOWR(SRNIC_IOCTL_MAGIC, 0x04, struct srnic_handle_arg)
+#define SRNIC_IOCTL_CREATE_CQ		_IOWR(SRNIC_IOCTL_MAGIC, 0x05, struct srnic_create_cq)
+#define SRNIC_IOCTL_DESTROY_CQ		_IOWR(SRNIC_IOCTL_MAGIC, 0x06, struct srnic_handle_arg)
+#define SRNIC_IOCTL_REQ_NOTIFY_CQ	_IOWR(SRNIC_IOCTL_MAGIC, 0x07, struct srnic_req_notify_cq)
+#define SRNIC_IOCTL_POLL_CQ		_IOWR(SRNIC_IOCTL_MAGIC, 0x08, struct srnic_poll_cq)
+#define SRNIC_IOCTL_CREATE_QP		_IOWR(SRNIC_IOCTL_MAGIC, 0x09, struct srnic_create_qp)
+#define SRNIC_IOCTL_DESTROY_QP		_IOWR(SRNIC_IOCTL_MAGIC, 0x0A, struct srnic_handle_arg)
+#define SRNIC_IOCTL_QUERY_QP		_IOWR(SRNIC_IOCTL_MAGIC, 0x0B, struct srnic_query_qp)
+#define SRNIC_IOCTL_LISTEN		_IOWR(SRNIC_IOCTL_MAGIC, 0x0C, struct srnic_listen)
+#define SRNIC_IOCTL_DESTROY_LISTENER	_IOWR(SRNIC_IOCTL_MAGIC, 0x0D, struct srnic_handle_arg)
+#define SRNIC_IOCTL_CONNECT		_IOWR(SRNIC_IOCTL_MAGIC, 0x0E, struct srnic_connect)
+#define SRNIC_IOCTL_ACCEPT		_IOWR(SRNIC_IOCTL_MAGIC, 0x0F, struct srnic_accept)
+#define SRNIC_IOCTL_REJECT		_IOWR(SRNIC_IOCTL_MAGIC, 0x10, struct srnic_reject)
+#define SRNIC_IOCTL_DISCONNECT		_IOWR(SRNIC_IOCTL_MAGIC, 0x11, struct srnic_disconnect)
+#define SRNIC_IOCTL_QUERY_STATS		_IOWR(SRNIC_IOCTL_MAGIC, 0x12, struct srnic_stats)
+
+/*
+ * SRNIC_IOCTL_QUERY_STATS: device-wide counters since the module loaded.
+ * Counters are only ever added at the end, before `reserved`.
+ */
+struct srnic_stats {
+	__u32 size;
+	__u32 reserved0;
+	__u64 contexts;		/* open files now */
+	__u64 pinned_pages;	/* pages pinned by memory regions now */
+	__u64 qps;		/* queue pairs now */
+	__u64 connections;	/* established connections, in total */
+	__u64 tx_fpdus;
+	__u64 rx_fpdus;
+	__u64 tx_bytes;		/* payload bytes */
+	__u64 rx_bytes;
+	__u64 terminates_sent;
+	__u64 terminates_received;
+	__u64 crc_errors;
+	__u64 reserved[8];
+};
+
+/* RMPP endpoint commands take numbers 0x40 to 0x5F (see below). */
+
 #endif /* _UAPI_SRNIC_H */
