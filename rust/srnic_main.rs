@@ -13,6 +13,17 @@ mod ioctl;
 mod limits;
 pub mod sys;
 
+/// The protocol cores, shared with the host as the `srnic-proto` crate (see
+/// `rust/proto/src/lib.rs`): `no_std`, allocation-free, sans-IO state machines.
+#[path = "proto/src"]
+pub mod proto {
+    pub mod crc;
+    pub mod ddp;
+    pub mod mpa;
+    pub mod rdmap;
+    pub mod rmpp;
+}
+
 /// The user-space ABI, shared with user space as the `srnic-uapi` crate.
 #[path = "../uapi/src/abi.rs"]
 pub mod uapi;

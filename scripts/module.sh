@@ -19,6 +19,8 @@ rsync -a --delete --prune-empty-dirs \
 	--include='/rust/sys/***' --include='/rust/proto/' --include='/rust/proto/src/***' \
 	--include='/uapi/' --include='/uapi/src/***' --exclude='*' \
 	"$SRNIC_TOP/" "$out/src/"
+# Always rebuild: an up-to-date build prints nothing, and would hide warnings.
+find "$out/src" \( -name '*.o' -o -name '*.ko' \) -delete
 make -C "$kdir" M="$out/src" "${KMAKE_VARS[@]}" modules 2>&1 | tee "$out/build.log" >&2
 if grep -qiE '(^|[^a-z_])warning' "$out/build.log"; then
 	die "the module build printed warnings (see $out/build.log)"

@@ -49,13 +49,13 @@ pub const NUM_QUEUES: usize = 3;
 
 /// Field offsets inside a DDP segment.
 mod field {
-    pub const CTRL: usize = 0;
-    pub const STAG: usize = 2;
-    pub const TO: usize = 6;
-    pub const ULP_RSVD: usize = 2;
-    pub const QN: usize = 6;
-    pub const MSN: usize = 10;
-    pub const MO: usize = 14;
+    pub(super) const CTRL: usize = 0;
+    pub(super) const STAG: usize = 2;
+    pub(super) const TO: usize = 6;
+    pub(super) const ULP_RSVD: usize = 2;
+    pub(super) const QN: usize = 6;
+    pub(super) const MSN: usize = 10;
+    pub(super) const MO: usize = 14;
 }
 
 /// Reads a big-endian u16 at `off`, `None` if out of range.

@@ -8,7 +8,7 @@
 //! `crate::`, and use nothing outside `core`.
 #![no_std]
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(
     not(test),
     deny(

@@ -107,13 +107,13 @@ pub const MAX_HDR_LEN: usize = TERMINATE_HDR_LEN + MAX_ATTACHED_LEN;
 
 /// Field offsets of RDMAP-specific fields (DDP segment relative).
 mod field {
-    pub const SINK_STAG: usize = 18;
-    pub const SINK_TO: usize = 22;
-    pub const READ_SIZE: usize = 30;
-    pub const SRC_STAG: usize = 34;
-    pub const SRC_TO: usize = 38;
-    pub const TERM_CTRL: usize = 18;
-    pub const TERM_ATTACHED: usize = 22;
+    pub(super) const SINK_STAG: usize = 18;
+    pub(super) const SINK_TO: usize = 22;
+    pub(super) const READ_SIZE: usize = 30;
+    pub(super) const SRC_STAG: usize = 34;
+    pub(super) const SRC_TO: usize = 38;
+    pub(super) const TERM_CTRL: usize = 18;
+    pub(super) const TERM_ATTACHED: usize = 22;
 }
 
 /// Validates the control word and returns the fixed header length for its opcode.

@@ -52,10 +52,10 @@ pub const REV_MASK: u16 = 0x00FF;
 pub const IRD_ORD_MASK: u16 = 0x3FFF;
 
 mod field {
-    pub const BITS: usize = 16;
-    pub const PD_LEN: usize = 18;
-    pub const IRD: usize = 20;
-    pub const ORD: usize = 22;
+    pub(super) const BITS: usize = 16;
+    pub(super) const PD_LEN: usize = 18;
+    pub(super) const IRD: usize = 20;
+    pub(super) const ORD: usize = 22;
 }
 
 /// Request or Reply.
