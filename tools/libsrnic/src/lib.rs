@@ -1,14 +1,61 @@
 // SPDX-License-Identifier: GPL-2.0
-//! User-space library for srnic, the software RDMA NIC.
+//! User-space verbs library for srnic, the software RDMA NIC.
 //!
-//! [`Device`] opens `/dev/srnic` (one open file is one verbs context: every object
-//! created through it is freed when it is dropped) and queries the device's ABI
-//! version, capabilities and limits.
+//! The object model is libibverbs': a [`Device`] (one open file of
+//! `/dev/srnic`, ibverbs' context) owns [`ProtectionDomain`]s, in which
+//! [`MemoryRegion`]s are registered and [`QueuePair`]s created; queue pairs
+//! complete work into [`CompletionQueue`]s. Connections are made rdma_cm style
+//! with a [`Listener`] / [`ConnectRequest`] on the passive side and
+//! [`QueuePair::connect`] on the active side.
+//!
+//! - Children hold their parents alive (`Arc`), so dropping in any order is
+//!   fine; kernel objects are destroyed when the last user is gone, and closing
+//!   the file frees whatever is left. `Drop` never prints or panics; failed
+//!   destroys are counted ([`Device::destroy_errors`]).
+//! - Events of every object share the device fd; the library demultiplexes them
+//!   per object (see [`device`](Device) and `Documentation/srnic/verbs.rst`).
+//! - Work requests are typed ([`SendWr`], [`RecvWr`]); a batch is posted with one
+//!   `write()`. Whatever lets the device write into program memory outside a
+//!   `&mut` borrow is `unsafe` with a `# Safety` section (see [`mr`](MemoryRegion)).
+//!
+//! ```no_run
+//! use srnic::*;
+//! # fn main() -> srnic::Result<()> {
+//! let dev = Device::open()?;
+//! let pd = dev.alloc_pd()?;
+//! let cq = dev.create_cq(64)?;
+//! let qp = pd.create_qp(&QpInitAttr::new(&cq, &cq))?;
+//! let mut mr = pd.reg_buffer(MrBuffer::new(4096)?, Access::LOCAL_WRITE)?;
+//! mr.as_mut_slice()[..5].copy_from_slice(b"hello");
+//! qp.connect("192.168.7.2:18515".parse().unwrap(), &ConnParams::default())?;
+//! qp.post_send(&[SendWr::send(1, vec![mr.sge(0..5)?]).signaled()])?;
+//! let mut wc = [WorkCompletion::default(); 8];
+//! let n = cq.wait(&mut wc, None)?;
+//! wc[..n].iter().try_for_each(|c| c.ok().map(|_| ()))?;
+//! # Ok(()) }
+//! ```
 #![warn(missing_docs)]
 
+mod addr;
+mod cm;
+mod cq;
 mod device;
 mod error;
+mod event;
+mod mr;
+mod pd;
+mod pod;
+mod qp;
+mod wc;
 
-pub use device::{Capabilities, Device, DeviceAttr, DEFAULT_PATH};
+pub use addr::{from_abi as sockaddr_from_abi, to_abi as sockaddr_to_abi, AF_INET, AF_INET6};
+pub use cm::{ConnParams, ConnectRequest, Listener};
+pub use cq::CompletionQueue;
+pub use device::{Capabilities, Device, DeviceAttr, Stats, DEFAULT_PATH};
 pub use error::{Error, Result};
+pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};
+pub use mr::{split_lengths, Access, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};
+pub use pd::ProtectionDomain;
+pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendOpcode, SendWr};
 pub use srnic_uapi as uapi;
+pub use wc::{Terminate, WcOpcode, WcStatus, WorkCompletion};

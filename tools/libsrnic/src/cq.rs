@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Completion queues (ibverbs' `ibv_cq` with its completion channel).
+//!
+//! The completion channel is the device fd itself: after [`CompletionQueue::req_notify`]
+//! the module queues one `SRNIC_EVENT_CQ` record for the next matching completion,
+//! and the device's event demultiplexer hands it to [`CompletionQueue::wait_event`]
+//! of this CQ only.
+
+use crate::device::{Device, DeviceInner};
+use crate::error::{Error, Result};
+use crate::event::{EventKind, ObjectKind};
+use crate::wc::WorkCompletion;
+use srnic_uapi as abi;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A completion queue. Cloning shares it; queue pairs using it hold it alive.
+#[derive(Clone, Debug)]
+pub struct CompletionQueue {
+    pub(crate) inner: Arc<CqInner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct CqInner {
+    pub(crate) dev: Arc<DeviceInner>,
+    pub(crate) handle: u32,
+    cqe: u32,
+}
+
+impl CompletionQueue {
+    /// Creates a CQ with room for at least `cqe` completions.
+    pub fn new(dev: &Device, cqe: u32) -> Result<Self> {
+        let mut c = abi::SrnicCreateCq {
+            size: std::mem::size_of::<abi::SrnicCreateCq>() as u32,
+            cqe,
+            ..Default::default()
+        };
+        // SAFETY: the structure the command takes; no pointers.
+        unsafe {
+            dev.inner
+                .cmd(abi::SRNIC_IOCTL_CREATE_CQ, "SRNIC_IOCTL_CREATE_CQ", &mut c)
+        }?;
+        Ok(Self {
+            inner: Arc::new(CqInner {
+                dev: dev.inner.clone(),
+                handle: c.cq_handle,
+                cqe: c.cqe,
+            }),
+        })
+    }
+
+    /// The kernel handle.
+    pub fn handle(&self) -> u32 {
+        self.inner.handle
+    }
+
+    /// How many completions it holds (as the module rounded it).
+    pub fn capacity(&self) -> u32 {
+        self.inner.cqe
+    }
+
+    /// Whether anything besides this handle keeps the CQ alive (clones, QPs).
+    pub fn in_use(&self) -> bool {
+        Arc::strong_count(&self.inner) > 1
+    }
+
+    /// Moves up to `wc.len()` completions into the front of `wc`; returns how many.
+    pub fn poll(&self, wc: &mut [WorkCompletion]) -> Result<usize> {
+        if wc.is_empty() {
+            return Ok(0);
+        }
+        let mut p = abi::SrnicPollCq {
+            size: std::mem::size_of::<abi::SrnicPollCq>() as u32,
+            cq_handle: self.inner.handle,
+            num_entries: u32::try_from(wc.len()).unwrap_or(u32::MAX),
+            wc_ptr: wc.as_mut_ptr() as u64,
+            ..Default::default()
+        };
+        // SAFETY: wc_ptr points at num_entries writable srnic_wc records
+        // (WorkCompletion is repr(transparent)), valid for the call.
+        unsafe {
+            self.inner
+                .dev
+                .cmd(abi::SRNIC_IOCTL_POLL_CQ, "SRNIC_IOCTL_POLL_CQ", &mut p)
+        }?;
+        let n = p.num_entries as usize;
+        if n > wc.len() {
+            return Err(Error::Protocol(format!(
+                "POLL_CQ returned {n} entries for {} slots",
+                wc.len()
+            )));
+        }
+        Ok(n)
+    }
+
+    /// Arms the CQ once: the next completion (or, with `solicited_only`, the next
+    /// solicited or error completion) queues one event for [`Self::wait_event`].
+    /// Returns `true` if the CQ already holds completions: poll it before sleeping.
+    pub fn req_notify(&self, solicited_only: bool) -> Result<bool> {
+        let mut r = abi::SrnicReqNotifyCq {
+            size: std::mem::size_of::<abi::SrnicReqNotifyCq>() as u32,
+            cq_handle: self.inner.handle,
+            flags: if solicited_only {
+                abi::SRNIC_CQ_SOLICITED
+            } else {
+                abi::SRNIC_CQ_NEXT_COMP
+            },
+            ..Default::default()
+        };
+        // SAFETY: the structure the command takes; no pointers.
+        let n = unsafe {
+            self.inner.dev.cmd(
+                abi::SRNIC_IOCTL_REQ_NOTIFY_CQ,
+                "SRNIC_IOCTL_REQ_NOTIFY_CQ",
+                &mut r,
+            )
+        }?;
+        Ok(n > 0)
+    }
+
+    /// Waits up to `timeout` (`None`: forever) for this CQ's notification event
+    /// (ibverbs' `ibv_get_cq_event`). `Ok(true)` when one arrived, `Ok(false)` on
+    /// timeout, [`Error::CqOverflow`] if the CQ overflowed.
+    pub fn wait_event(&self, timeout: Option<Duration>) -> Result<bool> {
+        let h = self.inner.handle;
+        let ev = self
+            .inner
+            .dev
+            .wait_event(|e| e.target() == (ObjectKind::Cq, h), timeout)?;
+        match ev {
+            None => Ok(false),
+            Some(e) if e.kind == EventKind::CqError => Err(Error::CqOverflow { cq: h }),
+            Some(_) => Ok(true),
+        }
+    }
+
+    /// Polls into `wc`, sleeping on notifications until at least one completion
+    /// arrives or `timeout` runs out (`Ok(0)`). Follows the race-free pattern:
+    /// poll, arm, poll again if the module says completions are present, sleep.
+    pub fn wait(&self, wc: &mut [WorkCompletion], timeout: Option<Duration>) -> Result<usize> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            let n = self.poll(wc)?;
+            if n > 0 || wc.is_empty() {
+                return Ok(n);
+            }
+            if self.req_notify(false)? {
+                continue;
+            }
+            let left = match deadline {
+                None => None,
+                Some(d) => {
+                    let left = d.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok(0);
+                    }
+                    Some(left)
+                }
+            };
+            // A stale event from an earlier arming only causes one more poll.
+            self.wait_event(left)?;
+        }
+    }
+}
+
+impl Device {
+    /// Creates a completion queue (same as [`CompletionQueue::new`]).
+    pub fn create_cq(&self, cqe: u32) -> Result<CompletionQueue> {
+        CompletionQueue::new(self, cqe)
+    }
+}
+
+impl Drop for CqInner {
+    fn drop(&mut self) {
+        self.dev.destroy(abi::SRNIC_IOCTL_DESTROY_CQ, self.handle);
+        self.dev.purge(ObjectKind::Cq, self.handle);
+    }
+}

@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Queue pairs (ibverbs' `ibv_qp`, reliable connected) and their typed work
+//! requests. A batch of work requests becomes one `write()` of records: each a
+//! `struct srnic_post_wr` followed by its `struct srnic_sge`s.
+
+use crate::cq::{CompletionQueue, CqInner};
+use crate::device::DeviceInner;
+use crate::error::{Error, Result};
+use crate::event::{Event, EventKind, MpaFlags, ObjectKind};
+use crate::mr::{RemoteAddr, Sge};
+use crate::pd::{PdInner, ProtectionDomain};
+use crate::pod;
+use srnic_uapi as abi;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Queue capacities (in/out: the module may round them up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpCap {
+    /// Send queue depth.
+    pub max_send_wr: u32,
+    /// Receive queue depth.
+    pub max_recv_wr: u32,
+    /// SGEs per send work request.
+    pub max_send_sge: u32,
+    /// SGEs per receive work request.
+    pub max_recv_sge: u32,
+    /// Inline bytes per send work request.
+    pub max_inline_data: u32,
+}
+
+impl Default for QpCap {
+    fn default() -> Self {
+        Self {
+            max_send_wr: 64,
+            max_recv_wr: 64,
+            max_send_sge: 4,
+            max_recv_sge: 4,
+            max_inline_data: 64,
+        }
+    }
+}
+
+/// What a queue pair is created with (ibverbs' `ibv_qp_init_attr`).
+#[derive(Clone, Copy, Debug)]
+pub struct QpInitAttr<'a> {
+    /// Where send completions go.
+    pub send_cq: &'a CompletionQueue,
+    /// Where receive completions go.
+    pub recv_cq: &'a CompletionQueue,
+    /// Capacities.
+    pub cap: QpCap,
+    /// Every send is signalled, whatever its flags say.
+    pub sq_sig_all: bool,
+}
+
+impl<'a> QpInitAttr<'a> {
+    /// Default capacities, sends signalled only on request.
+    pub fn new(send_cq: &'a CompletionQueue, recv_cq: &'a CompletionQueue) -> Self {
+        Self {
+            send_cq,
+            recv_cq,
+            cap: QpCap::default(),
+            sq_sig_all: false,
+        }
+    }
+}
+
+/// Queue pair states (`SRNIC_QPS_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    /// Created, not connected.
+    Init,
+    /// Connection being established.
+    Connecting,
+    /// Connected: ready to send.
+    Rts,
+    /// Being closed.
+    Closing,
+    /// Failed or closed; outstanding requests are flushed.
+    Error,
+    /// A state this library does not know.
+    Unknown(u32),
+}
+
+impl From<u32> for QpState {
+    fn from(v: u32) -> Self {
+        match v {
+            abi::SRNIC_QPS_INIT => Self::Init,
+            abi::SRNIC_QPS_CONNECTING => Self::Connecting,
+            abi::SRNIC_QPS_RTS => Self::Rts,
+            abi::SRNIC_QPS_CLOSING => Self::Closing,
+            abi::SRNIC_QPS_ERROR => Self::Error,
+            v => Self::Unknown(v),
+        }
+    }
+}
+
+/// What `SRNIC_IOCTL_QUERY_QP` reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpAttr {
+    /// The state.
+    pub state: QpState,
+    /// MPA options as negotiated.
+    pub mpa_flags: MpaFlags,
+    /// Inbound READ depth.
+    pub ird: u32,
+    /// Outbound READ depth.
+    pub ord: u32,
+    /// The TERMINATE word that ended the QP, or 0.
+    pub term: u32,
+    /// The local address once connected.
+    pub local: Option<SocketAddr>,
+    /// The peer's address once connected.
+    pub remote: Option<SocketAddr>,
+}
+
+/// Send-side operations (`SRNIC_WR_*` but RECV).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOpcode {
+    /// SEND.
+    Send,
+    /// SEND with Invalidate of a peer STag.
+    SendWithInv,
+    /// SEND with Solicited Event.
+    SendWithSe,
+    /// SEND with Solicited Event and Invalidate.
+    SendWithSeInv,
+    /// RDMA WRITE.
+    RdmaWrite,
+    /// RDMA READ.
+    RdmaRead,
+}
+
+impl SendOpcode {
+    /// The ABI value.
+    pub fn to_abi(self) -> u16 {
+        (match self {
+            Self::Send => abi::SRNIC_WR_SEND,
+            Self::SendWithInv => abi::SRNIC_WR_SEND_WITH_INV,
+            Self::SendWithSe => abi::SRNIC_WR_SEND_WITH_SE,
+            Self::SendWithSeInv => abi::SRNIC_WR_SEND_WITH_SE_INV,
+            Self::RdmaWrite => abi::SRNIC_WR_RDMA_WRITE,
+            Self::RdmaRead => abi::SRNIC_WR_RDMA_READ,
+        }) as u16
+    }
+}
+
+/// A send-queue work request (ibverbs' `ibv_send_wr`), built with one of the
+/// constructors and the modifiers [`SendWr::signaled`], [`SendWr::inline`],
+/// [`SendWr::fence`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SendWr<'a> {
+    /// The id reported in the completion.
+    pub wr_id: u64,
+    /// The operation.
+    pub opcode: SendOpcode,
+    /// `SRNIC_SEND_*`.
+    pub flags: u32,
+    /// The local memory (source; destination for RDMA READ).
+    pub sges: Vec<Sge<'a>>,
+    /// SEND_WITH_INV / SEND_WITH_SE_INV: the peer STag to invalidate.
+    pub invalidate_rkey: u32,
+    /// RDMA WRITE / READ: where in the peer's memory.
+    pub remote: RemoteAddr,
+}
+
+impl<'a> SendWr<'a> {
+    fn new(wr_id: u64, opcode: SendOpcode, sges: Vec<Sge<'a>>) -> Self {
+        Self {
+            wr_id,
+            opcode,
+            flags: 0,
+            sges,
+            invalidate_rkey: 0,
+            remote: RemoteAddr::default(),
+        }
+    }
+
+    /// A SEND of the bytes the SGEs describe (possibly none).
+    pub fn send(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>) -> Self {
+        Self::new(wr_id, SendOpcode::Send, sges.into())
+    }
+
+    /// A SEND that invalidates the peer's STag `rkey`.
+    pub fn send_with_inv(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, rkey: u32) -> Self {
+        let mut w = Self::new(wr_id, SendOpcode::SendWithInv, sges.into());
+        w.invalidate_rkey = rkey;
+        w
+    }
+
+    /// A SEND with Solicited Event.
+    pub fn send_with_se(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>) -> Self {
+        Self::new(wr_id, SendOpcode::SendWithSe, sges.into())
+    }
+
+    /// A SEND with Solicited Event that invalidates the peer's STag `rkey`.
+    pub fn send_with_se_inv(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, rkey: u32) -> Self {
+        let mut w = Self::new(wr_id, SendOpcode::SendWithSeInv, sges.into());
+        w.invalidate_rkey = rkey;
+        w
+    }
+
+    /// An RDMA WRITE of the SGEs' bytes to `remote`.
+    pub fn rdma_write(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, remote: RemoteAddr) -> Self {
+        let mut w = Self::new(wr_id, SendOpcode::RdmaWrite, sges.into());
+        w.remote = remote;
+        w
+    }
+
+    /// An RDMA READ from `remote` into the SGEs.
+    ///
+    /// # Safety
+    ///
+    /// The device writes the memory the SGEs describe at some point until the
+    /// request completes (or is flushed, or the QP is destroyed). Until then the
+    /// program must neither read nor write those bytes, e.g. through
+    /// [`crate::MemoryRegion::as_slice`].
+    pub unsafe fn rdma_read(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, remote: RemoteAddr) -> Self {
+        let mut w = Self::new(wr_id, SendOpcode::RdmaRead, sges.into());
+        w.remote = remote;
+        w
+    }
+
+    /// Asks for a completion even if the QP signals only on request.
+    pub fn signaled(mut self) -> Self {
+        self.flags |= abi::SRNIC_SEND_SIGNALED;
+        self
+    }
+
+    /// Copies the data at post time (the keys are ignored; the memory may be
+    /// reused as soon as the post returns).
+    pub fn inline(mut self) -> Self {
+        self.flags |= abi::SRNIC_SEND_INLINE;
+        self
+    }
+
+    /// Waits for earlier RDMA READs to complete first.
+    pub fn fence(mut self) -> Self {
+        self.flags |= abi::SRNIC_SEND_FENCE;
+        self
+    }
+}
+
+/// A receive-queue work request (ibverbs' `ibv_recv_wr`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecvWr<'a> {
+    /// The id reported in the completion.
+    pub wr_id: u64,
+    /// Where an incoming SEND is placed.
+    pub sges: Vec<Sge<'a>>,
+}
+
+impl<'a> RecvWr<'a> {
+    /// A receive into the SGEs.
+    ///
+    /// # Safety
+    ///
+    /// The device writes the memory the SGEs describe when a message arrives,
+    /// at any time until the request completes (or is flushed, or the QP is
+    /// destroyed). Until then the program must neither read nor write it.
+    pub unsafe fn new(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>) -> Self {
+        Self {
+            wr_id,
+            sges: sges.into(),
+        }
+    }
+}
+
+/// A batch of post records and where each record starts.
+#[derive(Debug, Default)]
+pub(crate) struct PostBatch {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) starts: Vec<usize>,
+}
+
+impl PostBatch {
+    /// Appends one record.
+    pub(crate) fn push(&mut self, hdr: abi::SrnicPostWr, sges: &[abi::SrnicSge]) {
+        self.starts.push(self.bytes.len());
+        self.bytes.extend_from_slice(pod::as_bytes(&hdr));
+        for s in sges {
+            self.bytes.extend_from_slice(pod::as_bytes(s));
+        }
+    }
+
+    fn num_sge(n: usize) -> Result<u16> {
+        u16::try_from(n).map_err(|_| Error::InvalidArgument("more than 65535 SGEs"))
+    }
+
+    pub(crate) fn encode_send(qp: u32, wrs: &[SendWr<'_>]) -> Result<Self> {
+        let mut b = Self::default();
+        for w in wrs {
+            let sges: Vec<_> = w.sges.iter().map(|s| s.to_abi()).collect();
+            b.push(
+                abi::SrnicPostWr {
+                    wr_id: w.wr_id,
+                    qp_handle: qp,
+                    opcode: w.opcode.to_abi(),
+                    num_sge: Self::num_sge(sges.len())?,
+                    flags: w.flags,
+                    invalidate_rkey: w.invalidate_rkey,
+                    remote_addr: w.remote.addr,
+                    rkey: w.remote.rkey,
+                    reserved: 0,
+                },
+                &sges,
+            );
+        }
+        Ok(b)
+    }
+
+    pub(crate) fn encode_recv(qp: u32, wrs: &[RecvWr<'_>]) -> Result<Self> {
+        let mut b = Self::default();
+        for w in wrs {
+            let sges: Vec<_> = w.sges.iter().map(|s| s.to_abi()).collect();
+            b.push(
+                abi::SrnicPostWr {
+                    wr_id: w.wr_id,
+                    qp_handle: qp,
+                    opcode: abi::SRNIC_WR_RECV as u16,
+                    num_sge: Self::num_sge(sges.len())?,
+                    ..Default::default()
+                },
+                &sges,
+            );
+        }
+        Ok(b)
+    }
+
+    /// Posts the batch with as few `write()`s as the module allows: after a
+    /// short count, the rest is written again, so that the failing record's
+    /// errno is learnt (it is then the first record of a write).
+    pub(crate) fn post(&self, dev: &DeviceInner) -> Result<()> {
+        self.post_with(|b| dev.write_records(b))
+    }
+
+    fn post_with(&self, mut write: impl FnMut(&[u8]) -> std::io::Result<usize>) -> Result<()> {
+        let mut off = 0;
+        while off < self.bytes.len() {
+            let posted = self.starts.partition_point(|&s| s < off);
+            match write(&self.bytes[off..]) {
+                Ok(0) => {
+                    return Err(Error::Protocol(
+                        "write() of work requests returned 0".into(),
+                    ))
+                }
+                Ok(n) => {
+                    off += n;
+                    if off != self.bytes.len() && self.starts.binary_search(&off).is_err() {
+                        return Err(Error::Protocol(format!(
+                            "write() stopped inside a work request record (at byte {off})"
+                        )));
+                    }
+                }
+                Err(source) => return Err(Error::Post { posted, source }),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A reliable connected queue pair. It holds its PD and CQs alive.
+#[derive(Debug)]
+pub struct QueuePair {
+    pub(crate) dev: Arc<DeviceInner>,
+    _pd: Arc<PdInner>,
+    _send_cq: Arc<CqInner>,
+    _recv_cq: Arc<CqInner>,
+    pub(crate) handle: u32,
+    cap: QpCap,
+}
+
+/// What an established connection looks like (from the ESTABLISHED event).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnInfo {
+    /// Inbound READ depth as negotiated.
+    pub ird: u32,
+    /// Outbound READ depth as negotiated.
+    pub ord: u32,
+    /// MPA options as negotiated (per direction).
+    pub mpa_flags: MpaFlags,
+    /// Local address.
+    pub local: Option<SocketAddr>,
+    /// Peer address.
+    pub remote: Option<SocketAddr>,
+    /// The peer's private data (its MPA request or reply).
+    pub private_data: Vec<u8>,
+}
+
+impl ConnInfo {
+    pub(crate) fn from_event(e: Event) -> Self {
+        Self {
+            ird: e.ird,
+            ord: e.ord,
+            mpa_flags: e.mpa_flags,
+            local: e.local,
+            remote: e.remote,
+            private_data: e.private_data,
+        }
+    }
+}
+
+impl ProtectionDomain {
+    /// Creates a reliable connected queue pair in this PD.
+    pub fn create_qp(&self, attr: &QpInitAttr<'_>) -> Result<QueuePair> {
+        let mut c = abi::SrnicCreateQp {
+            size: std::mem::size_of::<abi::SrnicCreateQp>() as u32,
+            pd_handle: self.inner.handle,
+            send_cq: attr.send_cq.inner.handle,
+            recv_cq: attr.recv_cq.inner.handle,
+            max_send_wr: attr.cap.max_send_wr,
+            max_recv_wr: attr.cap.max_recv_wr,
+            max_send_sge: attr.cap.max_send_sge,
+            max_recv_sge: attr.cap.max_recv_sge,
+            max_inline_data: attr.cap.max_inline_data,
+            sq_sig_all: u32::from(attr.sq_sig_all),
+            ..Default::default()
+        };
+        // SAFETY: the structure the command takes; no pointers.
+        unsafe {
+            self.inner
+                .dev
+                .cmd(abi::SRNIC_IOCTL_CREATE_QP, "SRNIC_IOCTL_CREATE_QP", &mut c)
+        }?;
+        Ok(QueuePair {
+            dev: self.inner.dev.clone(),
+            _pd: self.inner.clone(),
+            _send_cq: attr.send_cq.inner.clone(),
+            _recv_cq: attr.recv_cq.inner.clone(),
+            handle: c.qp_handle,
+            cap: QpCap {
+                max_send_wr: c.max_send_wr,
+                max_recv_wr: c.max_recv_wr,
+                max_send_sge: c.max_send_sge,
+                max_recv_sge: c.max_recv_sge,
+                max_inline_data: c.max_inline_data,
+            },
+        })
+    }
+}
+
+impl QueuePair {
+    /// The kernel handle (also in every completion of this QP).
+    pub fn handle(&self) -> u32 {
+        self.handle
+    }
+
+    /// The capacities as the module set them.
+    pub fn cap(&self) -> QpCap {
+        self.cap
+    }
+
+    /// Posts send-queue work requests with one `write()`. On
+    /// [`Error::Post`] the first `posted` requests are on the queue.
+    pub fn post_send(&self, wrs: &[SendWr<'_>]) -> Result<()> {
+        PostBatch::encode_send(self.handle, wrs)?.post(&self.dev)
+    }
+
+    /// Posts receive work requests with one `write()`.
+    pub fn post_recv(&self, wrs: &[RecvWr<'_>]) -> Result<()> {
+        PostBatch::encode_recv(self.handle, wrs)?.post(&self.dev)
+    }
+
+    /// Queries state, negotiated options and addresses.
+    pub fn query(&self) -> Result<QpAttr> {
+        let mut q = abi::SrnicQueryQp {
+            size: std::mem::size_of::<abi::SrnicQueryQp>() as u32,
+            qp_handle: self.handle,
+            ..Default::default()
+        };
+        // SAFETY: the structure the command takes; no pointers.
+        unsafe {
+            self.dev
+                .cmd(abi::SRNIC_IOCTL_QUERY_QP, "SRNIC_IOCTL_QUERY_QP", &mut q)
+        }?;
+        Ok(QpAttr {
+            state: q.state.into(),
+            mpa_flags: MpaFlags(q.mpa_flags),
+            ird: q.ird,
+            ord: q.ord,
+            term: q.term,
+            local: crate::addr::from_abi(&q.local),
+            remote: crate::addr::from_abi(&q.remote),
+        })
+    }
+
+    /// Closes the connection: gracefully, or with `abort` by resetting it.
+    /// A DISCONNECTED event follows ([`Self::wait_disconnected`]); outstanding
+    /// requests complete with [`crate::WcStatus::WrFlushErr`].
+    pub fn disconnect(&self, abort: bool) -> Result<()> {
+        let mut d = abi::SrnicDisconnect {
+            size: std::mem::size_of::<abi::SrnicDisconnect>() as u32,
+            qp_handle: self.handle,
+            flags: if abort {
+                abi::SRNIC_DISCONNECT_ABORT
+            } else {
+                0
+            },
+            reserved0: 0,
+        };
+        // SAFETY: the structure the command takes; no pointers.
+        unsafe {
+            self.dev.cmd(
+                abi::SRNIC_IOCTL_DISCONNECT,
+                "SRNIC_IOCTL_DISCONNECT",
+                &mut d,
+            )
+        }?;
+        Ok(())
+    }
+
+    /// Waits up to `timeout` for the next event of this QP (ESTABLISHED,
+    /// REJECTED, DISCONNECTED, CONNECT_ERROR, QP_ERROR); `Ok(None)` on timeout.
+    pub fn wait_event(&self, timeout: Option<Duration>) -> Result<Option<Event>> {
+        let h = self.handle;
+        self.dev
+            .wait_event(|e| e.target() == (ObjectKind::Qp, h), timeout)
+    }
+
+    /// Waits for the outcome of a connect or accept: the connection on
+    /// ESTABLISHED, else [`Error::Rejected`], [`Error::ConnectFailed`],
+    /// [`Error::QpFailed`] or [`Error::TimedOut`].
+    pub fn wait_established(&self, timeout: Option<Duration>) -> Result<ConnInfo> {
+        loop {
+            let Some(e) = self.wait_event(timeout)? else {
+                return Err(Error::TimedOut);
+            };
+            return match e.kind {
+                EventKind::Established => Ok(ConnInfo::from_event(e)),
+                EventKind::Rejected => Err(Error::Rejected {
+                    private_data: e.private_data,
+                }),
+                EventKind::ConnectError => Err(Error::ConnectFailed {
+                    source: std::io::Error::from_raw_os_error(if e.status < 0 {
+                        -e.status
+                    } else {
+                        libc::ECONNABORTED
+                    }),
+                }),
+                EventKind::Disconnected => Err(Error::QpFailed {
+                    qp: self.handle,
+                    what: "disconnected",
+                    term: e.term,
+                }),
+                EventKind::QpError => Err(Error::QpFailed {
+                    qp: self.handle,
+                    what: "error",
+                    term: e.term,
+                }),
+                _ => continue,
+            };
+        }
+    }
+
+    /// Waits for DISCONNECTED (after [`Self::disconnect`] or the peer's close);
+    /// other events of the QP are dropped. `Ok(false)` on timeout.
+    pub fn wait_disconnected(&self, timeout: Option<Duration>) -> Result<bool> {
+        let h = self.handle;
+        let e = self.dev.wait_event(
+            |e| e.target() == (ObjectKind::Qp, h) && e.kind == EventKind::Disconnected,
+            timeout,
+        )?;
+        self.dev.purge(ObjectKind::Qp, h);
+        Ok(e.is_some())
+    }
+}
+
+impl Drop for QueuePair {
+    fn drop(&mut self) {
+        self.dev.destroy(abi::SRNIC_IOCTL_DESTROY_QP, self.handle);
+        self.dev.purge(ObjectKind::Qp, self.handle);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sge(addr: u64, length: u32, lkey: u32) -> Sge<'static> {
+        // SAFETY: only encoded, never posted.
+        unsafe { Sge::from_raw(addr, length, lkey) }
+    }
+
+    /// The C layout of `struct srnic_post_wr`, written out by hand.
+    #[allow(clippy::too_many_arguments)]
+    fn c_record(
+        wr_id: u64,
+        qp: u32,
+        op: u16,
+        nsge: u16,
+        flags: u32,
+        inv: u32,
+        raddr: u64,
+        rkey: u32,
+    ) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(wr_id.to_ne_bytes()); // 0
+        b.extend(qp.to_ne_bytes()); // 8
+        b.extend(op.to_ne_bytes()); // 12
+        b.extend(nsge.to_ne_bytes()); // 14
+        b.extend(flags.to_ne_bytes()); // 16
+        b.extend(inv.to_ne_bytes()); // 20
+        b.extend(raddr.to_ne_bytes()); // 24
+        b.extend(rkey.to_ne_bytes()); // 32
+        b.extend(0u32.to_ne_bytes()); // 36 reserved
+        assert_eq!(b.len(), 40);
+        b
+    }
+
+    fn c_sge(addr: u64, len: u32, lkey: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(addr.to_ne_bytes());
+        b.extend(len.to_ne_bytes());
+        b.extend(lkey.to_ne_bytes());
+        b
+    }
+
+    #[test]
+    fn send_batch_is_byte_exact() {
+        let remote = RemoteAddr {
+            addr: 0x1122_3344_5566_7788,
+            rkey: 0xabcd,
+        };
+        let wrs = [
+            SendWr::send(1, vec![sge(0x1000, 10, 7), sge(0x2000, 20, 8)]).signaled(),
+            SendWr::rdma_write(2, vec![sge(0x3000, 30, 9)], remote).fence(),
+            SendWr::send_with_se_inv(3, vec![], 0x77).inline(),
+            // SAFETY: only encoded.
+            unsafe { SendWr::rdma_read(4, vec![sge(0x4000, 40, 10)], remote) },
+            SendWr::send_with_inv(5, vec![], 0x55),
+            SendWr::send_with_se(6, vec![]),
+        ];
+        let b = PostBatch::encode_send(9, &wrs).unwrap();
+        let mut want = Vec::new();
+        want.extend(c_record(1, 9, 0, 2, 1, 0, 0, 0));
+        want.extend(c_sge(0x1000, 10, 7));
+        want.extend(c_sge(0x2000, 20, 8));
+        want.extend(c_record(2, 9, 4, 1, 4, 0, 0x1122_3344_5566_7788, 0xabcd));
+        want.extend(c_sge(0x3000, 30, 9));
+        want.extend(c_record(3, 9, 3, 0, 2, 0x77, 0, 0));
+        want.extend(c_record(4, 9, 5, 1, 0, 0, 0x1122_3344_5566_7788, 0xabcd));
+        want.extend(c_sge(0x4000, 40, 10));
+        want.extend(c_record(5, 9, 1, 0, 0, 0x55, 0, 0));
+        want.extend(c_record(6, 9, 2, 0, 0, 0, 0, 0));
+        assert_eq!(b.bytes, want);
+        assert_eq!(b.starts, vec![0, 72, 128, 168, 224, 264]);
+    }
+
+    #[test]
+    fn recv_batch_is_byte_exact() {
+        // SAFETY: only encoded.
+        let wrs = unsafe {
+            [
+                RecvWr::new(0xfeed, vec![sge(0x5000, 64, 3)]),
+                RecvWr::new(0xbeef, vec![]),
+            ]
+        };
+        let b = PostBatch::encode_recv(2, &wrs).unwrap();
+        let mut want = c_record(0xfeed, 2, 6, 1, 0, 0, 0, 0);
+        want.extend(c_sge(0x5000, 64, 3));
+        want.extend(c_record(0xbeef, 2, 6, 0, 0, 0, 0, 0));
+        assert_eq!(b.bytes, want);
+        assert_eq!(b.starts, vec![0, 56]);
+    }
+
+    #[test]
+    fn short_write_reposts_the_rest_and_reports_the_failing_index() {
+        let wrs: Vec<_> = (0..4)
+            .map(|i| SendWr::send(i, vec![sge(0, 1, 1)]))
+            .collect();
+        let b = PostBatch::encode_send(1, &wrs).unwrap();
+        // The module takes two records, then refuses the third with ENOMEM.
+        let mut calls = Vec::new();
+        let r = b.post_with(|buf| {
+            calls.push(buf.len());
+            if calls.len() == 1 {
+                Ok(2 * 56)
+            } else {
+                Err(std::io::Error::from_raw_os_error(libc::ENOMEM))
+            }
+        });
+        assert_eq!(calls, vec![4 * 56, 2 * 56]);
+        match r {
+            Err(Error::Post { posted, source }) => {
+                assert_eq!(posted, 2);
+                assert_eq!(source.raw_os_error(), Some(libc::ENOMEM));
+            }
+            r => panic!("{r:?}"),
+        }
+        // A short count followed by success posts everything.
+        let mut n = 0;
+        b.post_with(|buf| {
+            n += 1;
+            Ok(if n == 1 { 56 } else { buf.len() })
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        // A count inside a record is a protocol error.
+        assert!(matches!(b.post_with(|_| Ok(50)), Err(Error::Protocol(_))));
+        // The first record failing gives posted = 0.
+        assert!(matches!(
+            b.post_with(|_| Err(std::io::Error::from_raw_os_error(libc::EINVAL))),
+            Err(Error::Post { posted: 0, .. })
+        ));
+        // An empty batch makes no call.
+        PostBatch::default().post_with(|_| panic!()).unwrap();
+    }
+
+    #[test]
+    fn too_many_sges_is_rejected() {
+        let w = SendWr::send(1, vec![sge(0, 0, 0); 65536]);
+        assert!(matches!(
+            PostBatch::encode_send(1, &[w]),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+
+    #[test]
+    fn opcodes_follow_the_abi() {
+        assert_eq!(SendOpcode::Send.to_abi(), 0);
+        assert_eq!(SendOpcode::SendWithInv.to_abi(), 1);
+        assert_eq!(SendOpcode::SendWithSe.to_abi(), 2);
+        assert_eq!(SendOpcode::SendWithSeInv.to_abi(), 3);
+        assert_eq!(SendOpcode::RdmaWrite.to_abi(), 4);
+        assert_eq!(SendOpcode::RdmaRead.to_abi(), 5);
+        assert_eq!(QpState::from(2), QpState::Rts);
+        assert_eq!(QpState::from(9), QpState::Unknown(9));
+    }
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Work completions (ibverbs' `ibv_wc`): what `SRNIC_IOCTL_POLL_CQ` returns, with
+//! typed status and opcode enums that keep values this library does not know.
+
+use crate::error::Error;
+use srnic_uapi as abi;
+use std::fmt;
+
+/// Completion status (`SRNIC_WC_*`, the ibverbs numbering).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WcStatus {
+    /// The work request completed.
+    Success,
+    /// Local length error (a receive too small for the message).
+    LocLenErr,
+    /// Local QP operation error.
+    LocQpOpErr,
+    /// Local protection error (bad lkey or range).
+    LocProtErr,
+    /// Flushed: the QP left the connected state before the request ran.
+    WrFlushErr,
+    /// Local access error.
+    LocAccessErr,
+    /// The peer found the request invalid.
+    RemInvReqErr,
+    /// The peer refused access (bad rkey, range or rights).
+    RemAccessErr,
+    /// The peer failed the operation.
+    RemOpErr,
+    /// Fatal error.
+    FatalErr,
+    /// Any other error.
+    GeneralErr,
+    /// A status this library does not know.
+    Unknown(u32),
+}
+
+impl From<u32> for WcStatus {
+    fn from(v: u32) -> Self {
+        match v {
+            abi::SRNIC_WC_SUCCESS => Self::Success,
+            abi::SRNIC_WC_LOC_LEN_ERR => Self::LocLenErr,
+            abi::SRNIC_WC_LOC_QP_OP_ERR => Self::LocQpOpErr,
+            abi::SRNIC_WC_LOC_PROT_ERR => Self::LocProtErr,
+            abi::SRNIC_WC_WR_FLUSH_ERR => Self::WrFlushErr,
+            abi::SRNIC_WC_LOC_ACCESS_ERR => Self::LocAccessErr,
+            abi::SRNIC_WC_REM_INV_REQ_ERR => Self::RemInvReqErr,
+            abi::SRNIC_WC_REM_ACCESS_ERR => Self::RemAccessErr,
+            abi::SRNIC_WC_REM_OP_ERR => Self::RemOpErr,
+            abi::SRNIC_WC_FATAL_ERR => Self::FatalErr,
+            abi::SRNIC_WC_GENERAL_ERR => Self::GeneralErr,
+            v => Self::Unknown(v),
+        }
+    }
+}
+
+impl From<WcStatus> for u32 {
+    fn from(s: WcStatus) -> u32 {
+        match s {
+            WcStatus::Success => abi::SRNIC_WC_SUCCESS,
+            WcStatus::LocLenErr => abi::SRNIC_WC_LOC_LEN_ERR,
+            WcStatus::LocQpOpErr => abi::SRNIC_WC_LOC_QP_OP_ERR,
+            WcStatus::LocProtErr => abi::SRNIC_WC_LOC_PROT_ERR,
+            WcStatus::WrFlushErr => abi::SRNIC_WC_WR_FLUSH_ERR,
+            WcStatus::LocAccessErr => abi::SRNIC_WC_LOC_ACCESS_ERR,
+            WcStatus::RemInvReqErr => abi::SRNIC_WC_REM_INV_REQ_ERR,
+            WcStatus::RemAccessErr => abi::SRNIC_WC_REM_ACCESS_ERR,
+            WcStatus::RemOpErr => abi::SRNIC_WC_REM_OP_ERR,
+            WcStatus::FatalErr => abi::SRNIC_WC_FATAL_ERR,
+            WcStatus::GeneralErr => abi::SRNIC_WC_GENERAL_ERR,
+            WcStatus::Unknown(v) => v,
+        }
+    }
+}
+
+impl fmt::Display for WcStatus {
+    /// The ibverbs spelling (`ibv_wc_status_str`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Self::Success => "success",
+            Self::LocLenErr => "local length error",
+            Self::LocQpOpErr => "local QP operation error",
+            Self::LocProtErr => "local protection error",
+            Self::WrFlushErr => "Work Request Flushed Error",
+            Self::LocAccessErr => "local access error",
+            Self::RemInvReqErr => "remote invalid request error",
+            Self::RemAccessErr => "remote access error",
+            Self::RemOpErr => "remote operation error",
+            Self::FatalErr => "fatal error",
+            Self::GeneralErr => "general error",
+            Self::Unknown(v) => return write!(f, "unknown status {v}"),
+        };
+        f.write_str(s)
+    }
+}
+
+/// Completion opcode (`SRNIC_WC_SEND` ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WcOpcode {
+    /// A send of any kind.
+    Send,
+    /// An RDMA WRITE.
+    RdmaWrite,
+    /// An RDMA READ.
+    RdmaRead,
+    /// A receive.
+    Recv,
+    /// An RMPP send.
+    RmppSend,
+    /// An RMPP receive.
+    RmppRecv,
+    /// An opcode this library does not know.
+    Unknown(u32),
+}
+
+impl From<u32> for WcOpcode {
+    fn from(v: u32) -> Self {
+        match v {
+            abi::SRNIC_WC_SEND => Self::Send,
+            abi::SRNIC_WC_RDMA_WRITE => Self::RdmaWrite,
+            abi::SRNIC_WC_RDMA_READ => Self::RdmaRead,
+            abi::SRNIC_WC_RECV => Self::Recv,
+            abi::SRNIC_WC_RMPP_SEND => Self::RmppSend,
+            abi::SRNIC_WC_RMPP_RECV => Self::RmppRecv,
+            v => Self::Unknown(v),
+        }
+    }
+}
+
+impl From<WcOpcode> for u32 {
+    fn from(o: WcOpcode) -> u32 {
+        match o {
+            WcOpcode::Send => abi::SRNIC_WC_SEND,
+            WcOpcode::RdmaWrite => abi::SRNIC_WC_RDMA_WRITE,
+            WcOpcode::RdmaRead => abi::SRNIC_WC_RDMA_READ,
+            WcOpcode::Recv => abi::SRNIC_WC_RECV,
+            WcOpcode::RmppSend => abi::SRNIC_WC_RMPP_SEND,
+            WcOpcode::RmppRecv => abi::SRNIC_WC_RMPP_RECV,
+            WcOpcode::Unknown(v) => v,
+        }
+    }
+}
+
+impl fmt::Display for WcOpcode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Send => f.write_str("send"),
+            Self::RdmaWrite => f.write_str("rdma-write"),
+            Self::RdmaRead => f.write_str("rdma-read"),
+            Self::Recv => f.write_str("recv"),
+            Self::RmppSend => f.write_str("rmpp-send"),
+            Self::RmppRecv => f.write_str("rmpp-recv"),
+            Self::Unknown(v) => write!(f, "opcode {v}"),
+        }
+    }
+}
+
+/// A decoded TERMINATE word (`layer << 12 | type << 8 | code`, bit 31: received).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Terminate {
+    /// The layer (0 RDMAP, 1 DDP, 2 MPA).
+    pub layer: u8,
+    /// The error type within the layer.
+    pub etype: u8,
+    /// The error code.
+    pub code: u8,
+    /// Whether srnic received it (else it sent it).
+    pub received: bool,
+}
+
+impl Terminate {
+    /// Decodes `term`; `None` for 0 (no TERMINATE).
+    pub fn from_word(term: u32) -> Option<Self> {
+        if term == 0 {
+            return None;
+        }
+        Some(Self {
+            layer: ((term >> 12) & 0xf) as u8,
+            etype: ((term >> 8) & 0xf) as u8,
+            code: (term & 0xff) as u8,
+            received: term & (1 << 31) != 0,
+        })
+    }
+}
+
+/// A work completion. `#[repr(transparent)]` over `struct srnic_wc`, so an
+/// array of them is what `SRNIC_IOCTL_POLL_CQ` fills.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WorkCompletion(pub abi::SrnicWc);
+
+impl WorkCompletion {
+    /// The id given to the work request.
+    pub fn wr_id(&self) -> u64 {
+        self.0.wr_id
+    }
+
+    /// The status.
+    pub fn status(&self) -> WcStatus {
+        self.0.status.into()
+    }
+
+    /// Whether the status is success.
+    pub fn is_success(&self) -> bool {
+        self.0.status == abi::SRNIC_WC_SUCCESS
+    }
+
+    /// `Ok(self)` on success, else an [`Error::Completion`].
+    pub fn ok(&self) -> Result<&Self, Error> {
+        if self.is_success() {
+            Ok(self)
+        } else {
+            Err(Error::Completion {
+                wr_id: self.wr_id(),
+                status: self.status(),
+                opcode: self.opcode(),
+            })
+        }
+    }
+
+    /// The opcode.
+    pub fn opcode(&self) -> WcOpcode {
+        self.0.opcode.into()
+    }
+
+    /// Bytes received (receives) or transferred.
+    pub fn byte_len(&self) -> u32 {
+        self.0.byte_len
+    }
+
+    /// The QP handle it belongs to.
+    pub fn qp_handle(&self) -> u32 {
+        self.0.qp_handle
+    }
+
+    /// The STag a Send with Invalidate invalidated, if any.
+    pub fn invalidated_stag(&self) -> Option<u32> {
+        (self.0.flags & abi::SRNIC_WC_WITH_INV != 0).then_some(self.0.invalidated_stag)
+    }
+
+    /// Whether it is a receive of a Send with Solicited Event.
+    pub fn is_solicited(&self) -> bool {
+        self.0.flags & abi::SRNIC_WC_SOLICITED != 0
+    }
+
+    /// The TERMINATE that ended the QP, if any.
+    pub fn term(&self) -> Option<Terminate> {
+        Terminate::from_word(self.0.term)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_mapping_follows_the_abi() {
+        let known = [
+            (0, WcStatus::Success),
+            (1, WcStatus::LocLenErr),
+            (2, WcStatus::LocQpOpErr),
+            (4, WcStatus::LocProtErr),
+            (5, WcStatus::WrFlushErr),
+            (8, WcStatus::LocAccessErr),
+            (9, WcStatus::RemInvReqErr),
+            (10, WcStatus::RemAccessErr),
+            (11, WcStatus::RemOpErr),
+            (17, WcStatus::FatalErr),
+            (21, WcStatus::GeneralErr),
+        ];
+        for (v, s) in known {
+            assert_eq!(WcStatus::from(v), s);
+            assert_eq!(u32::from(s), v);
+        }
+        for v in [3u32, 6, 12, 22, 1000, u32::MAX] {
+            assert_eq!(WcStatus::from(v), WcStatus::Unknown(v));
+            assert_eq!(u32::from(WcStatus::from(v)), v);
+        }
+        assert_eq!(WcStatus::Unknown(3).to_string(), "unknown status 3");
+    }
+
+    #[test]
+    fn opcode_mapping_follows_the_abi() {
+        for (v, o) in [
+            (0, WcOpcode::Send),
+            (1, WcOpcode::RdmaWrite),
+            (2, WcOpcode::RdmaRead),
+            (128, WcOpcode::Recv),
+            (192, WcOpcode::RmppSend),
+            (193, WcOpcode::RmppRecv),
+        ] {
+            assert_eq!(WcOpcode::from(v), o);
+            assert_eq!(u32::from(o), v);
+        }
+        assert_eq!(WcOpcode::from(3), WcOpcode::Unknown(3));
+        assert_eq!(u32::from(WcOpcode::Unknown(129)), 129);
+    }
+
+    #[test]
+    fn completion_accessors() {
+        let wc = WorkCompletion(abi::SrnicWc {
+            wr_id: 42,
+            status: abi::SRNIC_WC_REM_ACCESS_ERR,
+            opcode: abi::SRNIC_WC_RDMA_WRITE,
+            flags: abi::SRNIC_WC_WITH_INV | abi::SRNIC_WC_SOLICITED,
+            invalidated_stag: 0x1234,
+            term: 1 << 31 | 1 << 12 | 2 << 8 | 0x05,
+            ..Default::default()
+        });
+        assert_eq!(wc.status(), WcStatus::RemAccessErr);
+        assert!(!wc.is_success());
+        assert_eq!(wc.invalidated_stag(), Some(0x1234));
+        assert!(wc.is_solicited());
+        assert_eq!(
+            wc.term(),
+            Some(Terminate {
+                layer: 1,
+                etype: 2,
+                code: 5,
+                received: true
+            })
+        );
+        let e = wc.ok().unwrap_err();
+        assert_eq!(e.errno(), libc::EIO);
+        assert!(e.to_string().contains("remote access error"));
+        let ok = WorkCompletion::default();
+        assert!(ok.ok().is_ok());
+        assert_eq!(ok.invalidated_stag(), None);
+        assert_eq!(ok.term(), None);
+    }
+
+    #[test]
+    fn transparent_layout() {
+        assert_eq!(std::mem::size_of::<WorkCompletion>(), 64);
+    }
+}
