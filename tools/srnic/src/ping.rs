@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `srnic ping`: SEND ping-pong. The client sends `count` messages of `size`
+//! bytes, each filled with the pattern of its sequence number; the server
+//! verifies each and sends it back; the client verifies the echo and measures
+//! the round trip. The client passes size and count in the connection's private
+//! data, so the server needs only the port.
+
+use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::util::{fill_pattern, verify_pattern, CmdResult, Fail};
+use srnic::{Access, Device, MrBuffer, RecvWr, SendWr};
+use std::time::{Duration, Instant};
+
+const MAGIC: u32 = u32::from_le_bytes(*b"SRPG");
+const RECV_ID: u64 = 1;
+const SEND_ID: u64 = 2;
+
+/// What the client tells the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PingParams {
+    pub size: u32,
+    pub count: u32,
+}
+
+impl PingParams {
+    fn encode(&self) -> Vec<u8> {
+        let mut b = MAGIC.to_le_bytes().to_vec();
+        b.extend(self.size.to_le_bytes());
+        b.extend(self.count.to_le_bytes());
+        b
+    }
+
+    fn decode(b: &[u8]) -> Option<Self> {
+        if b.len() < 12 || u32::from_le_bytes(b[0..4].try_into().ok()?) != MAGIC {
+            return None;
+        }
+        Some(Self {
+            size: u32::from_le_bytes(b[4..8].try_into().ok()?),
+            count: u32::from_le_bytes(b[8..12].try_into().ok()?),
+        })
+    }
+}
+
+struct Buffers {
+    send: srnic::MemoryRegion<'static>,
+    recv: srnic::MemoryRegion<'static>,
+}
+
+fn buffers(s: &Session, size: usize) -> CmdResult<Buffers> {
+    Ok(Buffers {
+        send: s
+            .pd
+            .reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?,
+        recv: s
+            .pd
+            .reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?,
+    })
+}
+
+fn sges<'a>(mr: &'a srnic::MemoryRegion<'_>, size: usize) -> CmdResult<Vec<srnic::Sge<'a>>> {
+    Ok(if size == 0 {
+        Vec::new()
+    } else {
+        vec![mr.sge(0..size)?]
+    })
+}
+
+fn post_recv(s: &Session, b: &Buffers, size: usize) -> CmdResult {
+    // SAFETY: the receive buffer is only read after this receive's completion
+    // (wait_wr(RECV_ID)), and reposted only after that.
+    let wr = unsafe { RecvWr::new(RECV_ID, sges(&b.recv, size)?) };
+    s.qp.post_recv(&[wr])?;
+    Ok(())
+}
+
+fn check(b: &Buffers, wc: &srnic::WorkCompletion, size: usize, seq: u64) -> CmdResult {
+    if wc.byte_len() as usize != size {
+        return Err(Fail::Mismatch(format!(
+            "message {seq}: {} bytes received, want {size}",
+            wc.byte_len()
+        )));
+    }
+    verify_pattern(&b.recv.as_slice()[..size], seq).map_err(Fail::Mismatch)
+}
+
+/// The server: answers one client's pings.
+pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
+    let (_l, req) = wait_request(dev, opts)?;
+    let p = PingParams::decode(req.private_data())
+        .ok_or_else(|| Fail::Error("connection request is not from srnic ping".into()))?;
+    let size = p.size as usize;
+    let mut s = Session::new(dev, 1, 4, opts.timeout)?;
+    let mut b = buffers(&s, size)?;
+    post_recv(&s, &b, size)?;
+    req.start_accept(&s.qp, &opts.params(dev, Vec::new()))?;
+    let info = s.qp.wait_established(Some(opts.timeout))?;
+    eprintln!(
+        "srnic: connection from {}, {} pings of {size} bytes",
+        info.remote.map(|a| a.to_string()).unwrap_or_default(),
+        p.count
+    );
+    for seq in 0..u64::from(p.count) {
+        let wc = s.wait_wr(RECV_ID)?;
+        check(&b, &wc, size, seq)?;
+        let (send, recv) = (&mut b.send, &b.recv);
+        send.as_mut_slice()[..size].copy_from_slice(&recv.as_slice()[..size]);
+        if seq + 1 < u64::from(p.count) {
+            post_recv(&s, &b, size)?;
+        }
+        s.qp.post_send(&[SendWr::send(SEND_ID, sges(&b.send, size)?).signaled()])?;
+        s.wait_wr(SEND_ID)?;
+    }
+    s.close(false)?;
+    println!("ping: answered {} pings of {size} bytes", p.count);
+    Ok(())
+}
+
+/// The client: sends the pings and prints round-trip statistics.
+pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: PingParams) -> CmdResult {
+    let addr = resolve(host, opts.port)?;
+    let size = p.size as usize;
+    let mut s = Session::new(dev, 1, 4, opts.timeout)?;
+    let mut b = buffers(&s, size)?;
+    if p.count > 0 {
+        post_recv(&s, &b, size)?;
+    }
+    s.qp.start_connect(addr, &opts.params(dev, p.encode()))?;
+    s.qp.wait_established(Some(opts.timeout))?;
+    let mut rtts = Vec::with_capacity(p.count as usize);
+    for seq in 0..u64::from(p.count) {
+        fill_pattern(&mut b.send.as_mut_slice()[..size], seq);
+        let t0 = Instant::now();
+        s.qp.post_send(&[SendWr::send(SEND_ID, sges(&b.send, size)?).signaled()])?;
+        let wc = s.wait_wr(RECV_ID)?;
+        let rtt = t0.elapsed();
+        s.wait_wr(SEND_ID)?;
+        check(&b, &wc, size, seq)?;
+        if seq + 1 < u64::from(p.count) {
+            post_recv(&s, &b, size)?;
+        }
+        println!("ping: seq={seq} bytes={size} rtt={:.1} us", us(rtt));
+        rtts.push(rtt);
+    }
+    s.close(true)?;
+    println!("{}", summary(&rtts, size));
+    Ok(())
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The closing line: count, size and min/avg/max round trip.
+pub fn summary(rtts: &[Duration], size: usize) -> String {
+    if rtts.is_empty() {
+        return format!("ping: 0 pings of {size} bytes");
+    }
+    let min = rtts.iter().min().copied().unwrap_or_default();
+    let max = rtts.iter().max().copied().unwrap_or_default();
+    let avg = rtts.iter().sum::<Duration>() / rtts.len() as u32;
+    format!(
+        "ping: {} pings of {size} bytes, all verified, rtt min/avg/max = {:.1}/{:.1}/{:.1} us",
+        rtts.len(),
+        us(min),
+        us(avg),
+        us(max)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_round_trip() {
+        let p = PingParams {
+            size: 4096,
+            count: 7,
+        };
+        assert_eq!(PingParams::decode(&p.encode()), Some(p));
+        assert_eq!(PingParams::decode(b"SRXFxxxxxxxx"), None);
+        assert_eq!(PingParams::decode(&p.encode()[..11]), None);
+    }
+
+    #[test]
+    fn summary_line() {
+        let r = [Duration::from_micros(10), Duration::from_micros(30)];
+        assert_eq!(
+            summary(&r, 64),
+            "ping: 2 pings of 64 bytes, all verified, rtt min/avg/max = 10.0/20.0/30.0 us"
+        );
+        assert_eq!(summary(&[], 0), "ping: 0 pings of 0 bytes");
+    }
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A connected queue pair for the CLI's tests: set-up on both sides, waiting
+//! for a particular work request's completion, and an orderly close.
+
+use crate::util::{CmdResult, Fail};
+use srnic::{
+    CompletionQueue, ConnParams, ConnectRequest, Device, Listener, ProtectionDomain, QpCap,
+    QpInitAttr, QueuePair, WorkCompletion,
+};
+use std::collections::VecDeque;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// Options every connected command shares.
+#[derive(Clone, Debug)]
+pub struct NetOpts {
+    /// The port to listen on or connect to.
+    pub port: u16,
+    /// How long any single wait may take.
+    pub timeout: Duration,
+    /// Ask for MPA CRC.
+    pub crc: bool,
+    /// Ask for MPA markers.
+    pub markers: bool,
+}
+
+impl NetOpts {
+    /// Connection parameters with `private_data`.
+    pub fn params(&self, dev: &Device, private_data: Vec<u8>) -> ConnParams {
+        let a = &dev.attr().raw;
+        ConnParams {
+            private_data,
+            ird: a.max_ird.clamp(1, 16),
+            ord: a.max_ord.clamp(1, 16),
+            crc: self.crc,
+            markers: self.markers,
+            ..Default::default()
+        }
+    }
+}
+
+/// Resolves `host` (an address or a name) with `port`.
+pub fn resolve(host: &str, port: u16) -> CmdResult<SocketAddr> {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| Fail::Error(format!("cannot resolve {host}: {e}")))?
+        .next()
+        .ok_or_else(|| Fail::Error(format!("{host} has no address")))
+}
+
+/// Listens on every IPv4 address at `opts.port` and waits for one request.
+pub fn wait_request(dev: &Device, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
+    let any = SocketAddr::from(([0, 0, 0, 0], opts.port));
+    let l = Listener::new(dev, any, 1, &opts.params(dev, Vec::new()))?;
+    eprintln!("srnic: listening on {}", l.local_addr());
+    let r = l
+        .get_request(Some(opts.timeout))?
+        .ok_or_else(|| Fail::Error("no connection request before the timeout".into()))?;
+    Ok((l, r))
+}
+
+/// One side of a connection: PD, one CQ for both queues, the QP, and the
+/// completions polled but not yet asked for.
+pub struct Session {
+    pub pd: ProtectionDomain,
+    pub cq: CompletionQueue,
+    pub qp: QueuePair,
+    pub timeout: Duration,
+    pending: VecDeque<WorkCompletion>,
+}
+
+impl Session {
+    /// Creates the objects; `sge` SGEs per work request, `depth` requests per queue.
+    pub fn new(dev: &Device, sge: u32, depth: u32, timeout: Duration) -> CmdResult<Self> {
+        let max_sge = dev.attr().raw.max_sge;
+        if max_sge != 0 && sge > max_sge {
+            return Err(Fail::Error(format!(
+                "{sge} SGEs per work request, but the device allows {max_sge}"
+            )));
+        }
+        let pd = dev.alloc_pd()?;
+        let cq = dev.create_cq(depth * 2)?;
+        let mut attr = QpInitAttr::new(&cq, &cq);
+        attr.cap = QpCap {
+            max_send_wr: depth,
+            max_recv_wr: depth,
+            max_send_sge: sge.max(1),
+            max_recv_sge: sge.max(1),
+            max_inline_data: 0,
+        };
+        let qp = pd.create_qp(&attr)?;
+        Ok(Self {
+            pd,
+            cq,
+            qp,
+            timeout,
+            pending: VecDeque::new(),
+        })
+    }
+
+    /// Waits for the completion of work request `wr_id`. Any error completion
+    /// (of this or another request) fails the wait.
+    pub fn wait_wr(&mut self, wr_id: u64) -> CmdResult<WorkCompletion> {
+        let deadline = Instant::now() + self.timeout;
+        let mut buf = [WorkCompletion::default(); 16];
+        loop {
+            if let Some(i) = self.pending.iter().position(|c| c.wr_id() == wr_id) {
+                return Ok(self.pending.remove(i).unwrap_or_default());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Fail::Error(format!(
+                    "no completion for work request {wr_id:#x} within {:?}",
+                    self.timeout
+                )));
+            }
+            let n = self.cq.wait(&mut buf, Some(left))?;
+            for c in &buf[..n] {
+                c.ok()?;
+                self.pending.push_back(*c);
+            }
+        }
+    }
+
+    /// Closes the connection: the active side disconnects, the passive side
+    /// waits for it; both wait for DISCONNECTED, within the timeout.
+    pub fn close(&self, initiate: bool) -> CmdResult {
+        if initiate {
+            self.qp.disconnect(false)?;
+        }
+        if !self.qp.wait_disconnected(Some(self.timeout))? {
+            return Err(Fail::Error(
+                "no DISCONNECTED event before the timeout".into(),
+            ));
+        }
+        Ok(())
+    }
+}

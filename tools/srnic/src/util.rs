@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Helpers of the CLI: size arguments, the test pattern, and the failure type
+//! that decides the exit code.
+
+use std::fmt;
+
+/// Exit code for errors: device, connection, error completions, timeouts.
+pub const EXIT_ERROR: u8 = 1;
+/// Exit code when data did not verify.
+pub const EXIT_MISMATCH: u8 = 3;
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum Fail {
+    /// Anything but a data mismatch.
+    Error(String),
+    /// Data did not verify.
+    Mismatch(String),
+}
+
+impl Fail {
+    /// The process exit code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Fail::Error(_) => EXIT_ERROR,
+            Fail::Mismatch(_) => EXIT_MISMATCH,
+        }
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fail::Error(s) => f.write_str(s),
+            Fail::Mismatch(s) => write!(f, "verification failed: {s}"),
+        }
+    }
+}
+
+impl From<srnic::Error> for Fail {
+    fn from(e: srnic::Error) -> Self {
+        let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
+            " (registered memory is charged to RLIMIT_MEMLOCK: try ulimit -l)"
+        } else {
+            ""
+        };
+        Fail::Error(format!("{e}{hint}"))
+    }
+}
+
+/// Result of a command.
+pub type CmdResult<T = ()> = Result<T, Fail>;
+
+/// Parses a byte count: a number with an optional K, M or G suffix (powers of
+/// 1024, case-insensitive, an optional trailing "B" or "iB").
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let body = lower
+        .strip_suffix("ib")
+        .or_else(|| lower.strip_suffix('b'))
+        .unwrap_or(&lower);
+    let (num, mult) = match body.chars().last() {
+        Some('k') => (&body[..body.len() - 1], 1usize << 10),
+        Some('m') => (&body[..body.len() - 1], 1 << 20),
+        Some('g') => (&body[..body.len() - 1], 1 << 30),
+        _ => (body, 1),
+    };
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("invalid size {s:?} (examples: 0, 4095, 64K, 1M, 16M)"))?;
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size {s:?} too large"))
+}
+
+/// The pattern byte at `offset` of iteration `iter`: differs between
+/// neighbouring offsets and between iterations.
+pub fn pattern_byte(iter: u64, offset: usize) -> u8 {
+    let x = (offset as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ iter.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    (x >> 56) as u8 ^ (offset as u8) ^ (iter as u8).wrapping_mul(31)
+}
+
+/// Fills `buf` with iteration `iter`'s pattern.
+pub fn fill_pattern(buf: &mut [u8], iter: u64) {
+    for (o, b) in buf.iter_mut().enumerate() {
+        *b = pattern_byte(iter, o);
+    }
+}
+
+/// Fills `buf` with bytes that differ from iteration `iter`'s pattern everywhere.
+pub fn fill_poison(buf: &mut [u8], iter: u64) {
+    for (o, b) in buf.iter_mut().enumerate() {
+        *b = !pattern_byte(iter, o);
+    }
+}
+
+/// Checks `buf` against iteration `iter`'s pattern; the error names the first
+/// differing offset and how many bytes differ.
+pub fn verify_pattern(buf: &[u8], iter: u64) -> Result<(), String> {
+    let mut first = None;
+    let mut bad = 0usize;
+    for (o, &b) in buf.iter().enumerate() {
+        let want = pattern_byte(iter, o);
+        if b != want {
+            if first.is_none() {
+                first = Some((o, b, want));
+            }
+            bad += 1;
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some((o, got, want)) => Err(format!(
+            "iteration {iter}: {bad} of {} bytes differ, first at offset {o}: got {got:#04x}, want {want:#04x}",
+            buf.len()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        for (s, n) in [
+            ("0", 0),
+            ("1", 1),
+            ("4095", 4095),
+            ("4096", 4096),
+            ("64K", 65536),
+            ("64k", 65536),
+            ("64KiB", 65536),
+            ("1M", 1 << 20),
+            ("16M", 16 << 20),
+            ("1mb", 1 << 20),
+            ("2G", 2 << 30),
+        ] {
+            assert_eq!(parse_size(s), Ok(n), "{s}");
+        }
+        for s in ["", "K", "1.5M", "-1", "12Q", "99999999999999999999G"] {
+            assert!(parse_size(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn pattern_verifies_and_detects() {
+        let mut b = vec![0u8; 5000];
+        fill_pattern(&mut b, 3);
+        assert!(verify_pattern(&b, 3).is_ok());
+        assert!(verify_pattern(&b, 4).is_err());
+        b[4097] ^= 1;
+        let e = verify_pattern(&b, 3).unwrap_err();
+        assert!(e.contains("offset 4097"), "{e}");
+        assert!(e.contains("1 of 5000"), "{e}");
+        fill_poison(&mut b, 3);
+        assert!(b.iter().enumerate().all(|(o, &x)| x != pattern_byte(3, o)));
+        assert!(verify_pattern(&[], 0).is_ok());
+    }
+
+    #[test]
+    fn pattern_depends_on_iteration_and_offset() {
+        let a: Vec<u8> = (0..256).map(|o| pattern_byte(0, o)).collect();
+        let b: Vec<u8> = (0..256).map(|o| pattern_byte(1, o)).collect();
+        assert_ne!(a, b);
+        // Neighbouring offsets differ often (no constant runs).
+        assert!(a.windows(2).filter(|w| w[0] != w[1]).count() > 200);
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(Fail::Error("x".into()).exit_code(), 1);
+        assert_eq!(Fail::Mismatch("x".into()).exit_code(), 3);
+    }
+}

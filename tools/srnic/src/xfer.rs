@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `srnic xfer`: verified transfers with RDMA WRITE, RDMA READ or SEND.
+//!
+//! The client is the active side and passes op, size, SGE count and iterations
+//! in the connection's private data; the server needs only the port. Per
+//! iteration `i` (control messages are small SENDs):
+//!
+//! 1. the server prepares its buffer (WRITE: nothing; READ: fills pattern `i`;
+//!    SEND: posts a receive over it, split into the SGEs) and sends READY(i)
+//!    with the buffer's address, length and rkey;
+//! 2. the client acts: WRITE fills pattern `i`, RDMA WRITEs it and sends DONE(i);
+//!    SEND fills pattern `i` and SENDs it; READ poisons its buffer, RDMA READs
+//!    the server's, verifies it and sends DONE(i, verdict);
+//! 3. the server verifies (WRITE after DONE(i), SEND on the receive's
+//!    completion; READ takes the client's verdict) and sends ACK(i, verdict);
+//! 4. the client waits for ACK(i).
+//!
+//! Both sides print one line with bytes, time and MB/s and exit 0 only if
+//! every iteration verified (3 on a mismatch, 1 on any other failure).
+
+use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::util::{fill_pattern, fill_poison, verify_pattern, CmdResult, Fail};
+use srnic::{Access, Device, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr};
+use std::time::{Duration, Instant};
+
+const MAGIC: u32 = u32::from_le_bytes(*b"SRXF");
+const VERSION: u32 = 1;
+
+/// The operation under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Op {
+    /// RDMA WRITE from the client into the server's buffer.
+    Write,
+    /// RDMA READ by the client from the server's buffer.
+    Read,
+    /// SEND from the client into a receive posted by the server.
+    Send,
+}
+
+impl Op {
+    fn to_u32(self) -> u32 {
+        match self {
+            Op::Write => 0,
+            Op::Read => 1,
+            Op::Send => 2,
+        }
+    }
+
+    fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Op::Write),
+            1 => Some(Op::Read),
+            2 => Some(Op::Send),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Op::Write => "write",
+            Op::Read => "read",
+            Op::Send => "send",
+        }
+    }
+}
+
+/// What the client tells the server in the private data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XferParams {
+    pub op: Op,
+    pub size: u64,
+    pub sge: u32,
+    pub iters: u64,
+}
+
+impl XferParams {
+    /// magic, version, op, sge (u32 each), size, iters (u64 each); little-endian.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = Vec::with_capacity(32);
+        for v in [MAGIC, VERSION, self.op.to_u32(), self.sge] {
+            b.extend(v.to_le_bytes());
+        }
+        b.extend(self.size.to_le_bytes());
+        b.extend(self.iters.to_le_bytes());
+        b
+    }
+
+    /// Decodes [`Self::encode`].
+    pub fn decode(b: &[u8]) -> Option<Self> {
+        if b.len() < 32 {
+            return None;
+        }
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap_or_default());
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
+        if u32_at(0) != MAGIC || u32_at(4) != VERSION {
+            return None;
+        }
+        Some(Self {
+            op: Op::from_u32(u32_at(8))?,
+            sge: u32_at(12),
+            size: u64_at(16),
+            iters: u64_at(24),
+        })
+    }
+}
+
+/// Control message kinds.
+const READY: u32 = 1;
+const DONE: u32 = 2;
+const ACK: u32 = 3;
+
+/// A control message: kind, iteration, verdict (0 good), and for READY the
+/// server buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ctrl {
+    pub kind: u32,
+    pub iter: u64,
+    pub ok: bool,
+    pub mr: RemoteMr,
+}
+
+impl Ctrl {
+    /// Encoded size.
+    pub const LEN: usize = 40;
+
+    /// magic, kind (u32), iter (u64), verdict (u32, 0 good), then RemoteMr's 20 bytes.
+    pub fn encode(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        b[4..8].copy_from_slice(&self.kind.to_le_bytes());
+        b[8..16].copy_from_slice(&self.iter.to_le_bytes());
+        b[16..20].copy_from_slice(&u32::from(!self.ok).to_le_bytes());
+        b[20..40].copy_from_slice(&self.mr.to_bytes());
+        b
+    }
+
+    /// Decodes [`Self::encode`].
+    pub fn decode(b: &[u8]) -> Option<Self> {
+        if b.len() < Self::LEN || b[0..4] != MAGIC.to_le_bytes() {
+            return None;
+        }
+        Some(Self {
+            kind: u32::from_le_bytes(b[4..8].try_into().ok()?),
+            iter: u64::from_le_bytes(b[8..16].try_into().ok()?),
+            ok: u32::from_le_bytes(b[16..20].try_into().ok()?) == 0,
+            mr: RemoteMr::from_bytes(&b[20..40])?,
+        })
+    }
+}
+
+/// Control receive slots on the client (ACK(i) and READY(i+1) may both be in
+/// flight).
+const CTRL_SLOTS: usize = 4;
+const WR_CTRL_SEND: u64 = 0x100;
+const WR_CTRL_RECV: u64 = 0x200; // + slot
+const WR_DATA: u64 = 0x300;
+const WR_DATA_RECV: u64 = 0x400;
+
+struct Ctl {
+    send: MemoryRegion<'static>,
+    recv: MemoryRegion<'static>,
+}
+
+impl Ctl {
+    fn new(s: &Session) -> CmdResult<Self> {
+        Ok(Self {
+            send: s
+                .pd
+                .reg_buffer(MrBuffer::new(Ctrl::LEN)?, Access::LOCAL_WRITE)?,
+            recv: s
+                .pd
+                .reg_buffer(MrBuffer::new(Ctrl::LEN * CTRL_SLOTS)?, Access::LOCAL_WRITE)?,
+        })
+    }
+
+    fn post_recv(&self, s: &Session, slot: usize) -> CmdResult {
+        let r = slot * Ctrl::LEN..(slot + 1) * Ctrl::LEN;
+        // SAFETY: a slot is read only after its receive completed (recv()),
+        // and reposted only after that.
+        let wr = unsafe { RecvWr::new(WR_CTRL_RECV + slot as u64, vec![self.recv.sge(r)?]) };
+        s.qp.post_recv(&[wr])?;
+        Ok(())
+    }
+
+    fn send(&mut self, s: &mut Session, c: Ctrl) -> CmdResult {
+        self.send.as_mut_slice().copy_from_slice(&c.encode());
+        s.qp.post_send(&[SendWr::send(WR_CTRL_SEND, vec![self.send.sge(..)?]).signaled()])?;
+        s.wait_wr(WR_CTRL_SEND)?;
+        Ok(())
+    }
+
+    /// Waits for the control message in `slot`, checks its kind and iteration,
+    /// and reposts the slot when `repost`.
+    fn recv(
+        &self,
+        s: &mut Session,
+        slot: usize,
+        kind: u32,
+        iter: u64,
+        repost: bool,
+    ) -> CmdResult<Ctrl> {
+        s.wait_wr(WR_CTRL_RECV + slot as u64)?;
+        let r = slot * Ctrl::LEN..(slot + 1) * Ctrl::LEN;
+        let c = Ctrl::decode(&self.recv.as_slice()[r])
+            .ok_or_else(|| Fail::Error("malformed control message".into()))?;
+        if c.kind != kind || c.iter != iter {
+            return Err(Fail::Error(format!(
+                "protocol: got message kind {} for iteration {}, want kind {kind} for {iter}",
+                c.kind, c.iter
+            )));
+        }
+        if repost {
+            self.post_recv(s, slot)?;
+        }
+        Ok(c)
+    }
+}
+
+/// The result line.
+pub fn report(p: &XferParams, side: &str, elapsed: Duration) -> String {
+    let bytes = p.size.saturating_mul(p.iters);
+    let secs = elapsed.as_secs_f64();
+    let mbs = if secs > 0.0 {
+        bytes as f64 / secs / 1e6
+    } else {
+        0.0
+    };
+    format!(
+        "xfer: {side} op={} size={} sge={} iters={} bytes={bytes} time={secs:.6} s rate={mbs:.2} MB/s verified",
+        p.op.name(),
+        p.size,
+        p.sge,
+        p.iters
+    )
+}
+
+fn data_mr(s: &Session, size: usize, access: Access) -> CmdResult<MemoryRegion<'static>> {
+    let buf = MrBuffer::new(size.max(1))?;
+    // SAFETY: remote writes (the server's buffer under --op write) happen only
+    // between READY(i) and DONE(i); the server touches the buffer only after
+    // DONE(i) arrives and before it sends READY(i+1).
+    Ok(unsafe { s.pd.reg_buffer_unchecked(buf, access) }?)
+}
+
+/// The server side.
+pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
+    let (_l, req) = wait_request(dev, opts)?;
+    let p = XferParams::decode(req.private_data())
+        .ok_or_else(|| Fail::Error("connection request is not from srnic xfer".into()))?;
+    let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
+    let mut s = Session::new(dev, p.sge.max(1), 8, opts.timeout)?;
+    let access = match p.op {
+        Op::Write => Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        Op::Read => Access::REMOTE_READ,
+        Op::Send => Access::LOCAL_WRITE,
+    };
+    let mut data = data_mr(&s, size, access)?;
+    let mut ctl = Ctl::new(&s)?;
+    req.start_accept(&s.qp, &opts.params(dev, Vec::new()))?;
+    let info = s.qp.wait_established(Some(opts.timeout))?;
+    eprintln!(
+        "srnic: xfer from {}: op={} size={size} sge={} iters={} mpa={}",
+        info.remote.map(|a| a.to_string()).unwrap_or_default(),
+        p.op.name(),
+        p.sge,
+        p.iters,
+        info.mpa_flags
+    );
+    let mut remote = data.remote();
+    remote.len = p.size;
+    let mut failure = None;
+    let t0 = Instant::now();
+    for i in 0..p.iters {
+        match p.op {
+            Op::Write => ctl.post_recv(&s, 0)?,
+            Op::Read => {
+                fill_pattern(&mut data.as_mut_slice()[..size], i);
+                ctl.post_recv(&s, 0)?;
+            }
+            Op::Send => {
+                fill_poison(&mut data.as_mut_slice()[..size], i);
+                let sges = data.sges(0..size, p.sge as usize)?;
+                // SAFETY: the buffer is read only after this receive completes.
+                let wr = unsafe { RecvWr::new(WR_DATA_RECV, sges) };
+                s.qp.post_recv(&[wr])?;
+            }
+        }
+        ctl.send(
+            &mut s,
+            Ctrl {
+                kind: READY,
+                iter: i,
+                ok: true,
+                mr: remote,
+            },
+        )?;
+        let verdict = match p.op {
+            Op::Write => {
+                ctl.recv(&mut s, 0, DONE, i, false)?;
+                verify_pattern(&data.as_slice()[..size], i)
+            }
+            Op::Send => {
+                let wc = s.wait_wr(WR_DATA_RECV)?;
+                if wc.byte_len() as usize != size {
+                    Err(format!(
+                        "iteration {i}: {} bytes received, want {size}",
+                        wc.byte_len()
+                    ))
+                } else {
+                    verify_pattern(&data.as_slice()[..size], i)
+                }
+            }
+            Op::Read => {
+                let c = ctl.recv(&mut s, 0, DONE, i, false)?;
+                if c.ok {
+                    Ok(())
+                } else {
+                    Err(format!("iteration {i}: the client's READ did not verify"))
+                }
+            }
+        };
+        let ok = verdict.is_ok();
+        ctl.send(
+            &mut s,
+            Ctrl {
+                kind: ACK,
+                iter: i,
+                ok,
+                mr: Default::default(),
+            },
+        )?;
+        if let Err(e) = verdict {
+            failure = Some(e);
+            break;
+        }
+    }
+    let elapsed = t0.elapsed();
+    s.close(false)?;
+    if let Some(e) = failure {
+        return Err(Fail::Mismatch(e));
+    }
+    println!("{}", report(&p, "server", elapsed));
+    Ok(())
+}
+
+/// The client side.
+pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: XferParams) -> CmdResult {
+    let addr = resolve(host, opts.port)?;
+    let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
+    let mut s = Session::new(dev, p.sge.max(1), 8, opts.timeout)?;
+    let mut data =
+        s.pd.reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?;
+    let mut ctl = Ctl::new(&s)?;
+    for slot in 0..CTRL_SLOTS {
+        ctl.post_recv(&s, slot)?;
+    }
+    s.qp.start_connect(addr, &opts.params(dev, p.encode()))?;
+    let info = s.qp.wait_established(Some(opts.timeout))?;
+    eprintln!("srnic: connected to {addr}, mpa={}", info.mpa_flags);
+    let mut slot = 0;
+    let mut next_slot = || {
+        let s = slot;
+        slot = (slot + 1) % CTRL_SLOTS;
+        s
+    };
+    let mut failure = None;
+    let t0 = Instant::now();
+    for i in 0..p.iters {
+        let ready = ctl.recv(&mut s, next_slot(), READY, i, true)?;
+        if ready.mr.len < p.size {
+            return Err(Fail::Error(format!(
+                "the server's buffer has {} bytes, want {}",
+                ready.mr.len, p.size
+            )));
+        }
+        let mut done_ok = true;
+        match p.op {
+            Op::Write => {
+                fill_pattern(&mut data.as_mut_slice()[..size], i);
+                let sges = data.sges(0..size, p.sge as usize)?;
+                s.qp.post_send(&[SendWr::rdma_write(WR_DATA, sges, ready.mr.at(0)).signaled()])?;
+                s.wait_wr(WR_DATA)?;
+            }
+            Op::Send => {
+                fill_pattern(&mut data.as_mut_slice()[..size], i);
+                let sges = data.sges(0..size, p.sge as usize)?;
+                s.qp.post_send(&[SendWr::send(WR_DATA, sges).signaled()])?;
+                s.wait_wr(WR_DATA)?;
+            }
+            Op::Read => {
+                fill_poison(&mut data.as_mut_slice()[..size], i);
+                let sges = data.sges(0..size, p.sge as usize)?;
+                // SAFETY: the buffer is read only after this READ completes.
+                let wr = unsafe { SendWr::rdma_read(WR_DATA, sges, ready.mr.at(0)) }.signaled();
+                s.qp.post_send(&[wr])?;
+                let wc = s.wait_wr(WR_DATA)?;
+                let v = if wc.byte_len() as usize != size && wc.byte_len() != 0 {
+                    Err(format!(
+                        "iteration {i}: READ completed with {} bytes, want {size}",
+                        wc.byte_len()
+                    ))
+                } else {
+                    verify_pattern(&data.as_slice()[..size], i)
+                };
+                if let Err(e) = v {
+                    done_ok = false;
+                    failure = Some(e);
+                }
+            }
+        }
+        if p.op != Op::Send {
+            ctl.send(
+                &mut s,
+                Ctrl {
+                    kind: DONE,
+                    iter: i,
+                    ok: done_ok,
+                    mr: Default::default(),
+                },
+            )?;
+        }
+        let ack = ctl.recv(&mut s, next_slot(), ACK, i, true)?;
+        if failure.is_some() {
+            break;
+        }
+        if !ack.ok {
+            failure = Some(format!("iteration {i}: the server's data did not verify"));
+            break;
+        }
+    }
+    let elapsed = t0.elapsed();
+    s.close(true)?;
+    if let Some(e) = failure {
+        return Err(Fail::Mismatch(e));
+    }
+    println!("{}", report(&p, "client", elapsed));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_round_trip() {
+        for op in [Op::Write, Op::Read, Op::Send] {
+            let p = XferParams {
+                op,
+                size: 16 << 20,
+                sge: 4,
+                iters: 1000,
+            };
+            let b = p.encode();
+            assert_eq!(b.len(), 32);
+            assert!(b.len() <= srnic::uapi::SRNIC_MAX_PRIVATE_DATA as usize);
+            assert_eq!(XferParams::decode(&b), Some(p));
+        }
+        let mut b = XferParams {
+            op: Op::Read,
+            size: 1,
+            sge: 1,
+            iters: 1,
+        }
+        .encode();
+        b[8] = 9;
+        assert_eq!(XferParams::decode(&b), None);
+        assert_eq!(XferParams::decode(&b[..31]), None);
+    }
+
+    #[test]
+    fn ctrl_round_trip() {
+        let c = Ctrl {
+            kind: READY,
+            iter: 77,
+            ok: false,
+            mr: RemoteMr {
+                addr: 0x7f00_0000_1000,
+                len: 4096,
+                rkey: 0x1234,
+            },
+        };
+        assert_eq!(Ctrl::decode(&c.encode()), Some(c));
+        assert_eq!(Ctrl::decode(&[0u8; Ctrl::LEN]), None);
+    }
+
+    #[test]
+    fn report_line() {
+        let p = XferParams {
+            op: Op::Write,
+            size: 1_000_000,
+            sge: 2,
+            iters: 10,
+        };
+        assert_eq!(
+            report(&p, "client", Duration::from_secs(2)),
+            "xfer: client op=write size=1000000 sge=2 iters=10 bytes=10000000 time=2.000000 s rate=5.00 MB/s verified"
+        );
+        let z = XferParams { size: 0, ..p };
+        assert!(report(&z, "server", Duration::ZERO).contains("bytes=0 "));
+    }
+}
