@@ -184,6 +184,12 @@ impl Device {
         Ok(Stats { raw: s })
     }
 
+    /// Whether anything besides this handle keeps the context alive (clones or
+    /// objects created through it). The C ABI uses it to answer EBUSY.
+    pub fn in_use(&self) -> bool {
+        Arc::strong_count(&self.inner) > 1
+    }
+
     /// How many destroy commands issued from `Drop` failed (they cannot report an
     /// error; the kernel frees the object at the latest when the file closes).
     pub fn destroy_errors(&self) -> u64 {

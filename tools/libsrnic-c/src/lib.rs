@@ -1,0 +1,1189 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The C ABI of the srnic verbs library: `include/srnic_verbs.h`.
+//!
+//! A separate crate rather than a feature of `srnic`: the Rust library stays
+//! free of `extern "C"` and raw-pointer code, the `staticlib`/`cdylib` crate
+//! types are built only here, and `cargo test --workspace` tests this layer
+//! without any feature flags.
+//!
+//! Every function catches panics (a panic becomes `-EIO`), checks pointers for
+//! NULL and alignment, and returns a negative errno on failure. Handles are
+//! boxed library objects; the library's reference counting keeps parents alive,
+//! and destroy functions answer `-EBUSY` while children exist, like ibverbs.
+#![allow(non_camel_case_types)]
+// Every exported function documents its contract in srnic_verbs.h; the pointer
+// checks here make NULL and misaligned pointers errors instead of UB.
+#![allow(clippy::missing_safety_doc)]
+
+use libc::{c_char, c_int, c_uint, c_void, sockaddr, sockaddr_storage};
+use srnic::uapi as abi;
+use srnic::{
+    Access, CompletionQueue, ConnInfo, ConnParams, ConnectRequest, Device, Listener, MemoryRegion,
+    ProtectionDomain, QpCap, QpInitAttr, QueuePair, RecvWr, RemoteAddr, SendWr, Sge,
+    WorkCompletion,
+};
+use std::ffi::CStr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+/// `struct srnic_context`.
+pub struct srnic_context(Device);
+/// `struct srnic_pd`.
+pub struct srnic_pd(ProtectionDomain);
+/// `struct srnic_mr`.
+pub struct srnic_mr(MemoryRegion<'static>);
+/// `struct srnic_cq`.
+pub struct srnic_cq(CompletionQueue);
+/// `struct srnic_qp`.
+pub struct srnic_qp(QueuePair);
+/// `struct srnic_listener`.
+pub struct srnic_listener(Listener);
+/// `struct srnic_conn_request`.
+pub struct srnic_conn_request(ConnectRequest);
+
+/// `struct srnic_qp_init_attr`.
+#[repr(C)]
+pub struct srnic_qp_init_attr {
+    pub send_cq: *mut srnic_cq,
+    pub recv_cq: *mut srnic_cq,
+    pub max_send_wr: u32,
+    pub max_recv_wr: u32,
+    pub max_send_sge: u32,
+    pub max_recv_sge: u32,
+    pub max_inline_data: u32,
+    pub sq_sig_all: c_int,
+}
+
+/// `struct srnic_conn_param`.
+#[repr(C)]
+pub struct srnic_conn_param {
+    pub private_data: *const c_void,
+    pub private_data_len: u32,
+    pub ird: u32,
+    pub ord: u32,
+    pub mpa_flags: u32,
+}
+
+/// `struct srnic_send_wr`.
+#[repr(C)]
+pub struct srnic_send_wr {
+    pub wr_id: u64,
+    pub opcode: u32,
+    pub send_flags: u32,
+    pub sg_list: *const abi::SrnicSge,
+    pub num_sge: u32,
+    pub invalidate_rkey: u32,
+    pub remote_addr: u64,
+    pub rkey: u32,
+    pub reserved: u32,
+}
+
+/// `struct srnic_recv_wr`.
+#[repr(C)]
+pub struct srnic_recv_wr {
+    pub wr_id: u64,
+    pub sg_list: *const abi::SrnicSge,
+    pub num_sge: u32,
+    pub reserved: u32,
+}
+
+/// `struct srnic_conn_info`.
+#[repr(C)]
+pub struct srnic_conn_info {
+    pub local: sockaddr_storage,
+    pub remote: sockaddr_storage,
+    pub ird: u32,
+    pub ord: u32,
+    pub mpa_flags: u32,
+    pub private_data_len: u32,
+    pub private_data: [u8; 256],
+}
+
+/// A positive errno on the error path.
+struct Errno(c_int);
+
+impl From<srnic::Error> for Errno {
+    fn from(e: srnic::Error) -> Self {
+        Errno(e.errno())
+    }
+}
+
+type R = Result<c_int, Errno>;
+
+/// Runs `f`, turning an error into `-errno` and a panic into `-EIO`.
+fn guard(f: impl FnOnce() -> R) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(Errno(e))) => -e.abs().max(1),
+        Err(_) => -libc::EIO,
+    }
+}
+
+fn einval() -> Errno {
+    Errno(libc::EINVAL)
+}
+
+/// A shared reference from a C pointer: NULL and misaligned pointers are EINVAL.
+///
+/// # Safety
+///
+/// A non-NULL, aligned `p` must point at a live `T` for `'a`.
+unsafe fn obj<'a, T>(p: *const T) -> Result<&'a T, Errno> {
+    if p.is_null() || !p.is_aligned() {
+        return Err(einval());
+    }
+    // SAFETY: checked above; the caller guarantees liveness.
+    Ok(unsafe { &*p })
+}
+
+/// A writable reference from a C pointer.
+///
+/// # Safety
+///
+/// As [`obj`], and nothing else accesses `*p` meanwhile.
+unsafe fn out<'a, T>(p: *mut T) -> Result<&'a mut T, Errno> {
+    if p.is_null() || !p.is_aligned() {
+        return Err(einval());
+    }
+    // SAFETY: checked above; the caller guarantees liveness and exclusivity.
+    Ok(unsafe { &mut *p })
+}
+
+/// A slice from a C array; NULL is fine for an empty one.
+///
+/// # Safety
+///
+/// A non-NULL `p` must point at `n` live `T`s.
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Errno> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() || !p.is_aligned() {
+        return Err(einval());
+    }
+    // SAFETY: checked above; the caller guarantees the array.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Frees a boxed handle.
+///
+/// # Safety
+///
+/// `p` came from `Box::into_raw` of this library and is not used again.
+unsafe fn free<T>(p: *mut T) {
+    // SAFETY: forwarded to the caller.
+    drop(unsafe { Box::from_raw(p) });
+}
+
+fn store<T>(dst: *mut *mut T, v: T) -> R {
+    // SAFETY: dst is checked for NULL/alignment by out(); the caller provides
+    // a writable pointer slot.
+    let d = unsafe { out(dst) }?;
+    *d = Box::into_raw(Box::new(v));
+    Ok(0)
+}
+
+fn timeout(ms: c_int) -> Option<Duration> {
+    u64::try_from(ms).ok().map(Duration::from_millis)
+}
+
+/// Reads a `struct sockaddr_in` or `sockaddr_in6`.
+///
+/// # Safety
+///
+/// `p` must point at a whole structure of the family it names.
+unsafe fn read_sockaddr(p: *const sockaddr) -> Result<SocketAddr, Errno> {
+    if p.is_null() {
+        return Err(einval());
+    }
+    // SAFETY: every sockaddr starts with sa_family; read unaligned to be lenient.
+    let family = unsafe { std::ptr::read_unaligned(std::ptr::addr_of!((*p).sa_family)) };
+    match c_int::from(family) {
+        libc::AF_INET => {
+            // SAFETY: the caller guarantees a whole sockaddr_in.
+            let a = unsafe { std::ptr::read_unaligned(p as *const libc::sockaddr_in) };
+            Ok(SocketAddr::V4(SocketAddrV4::new(
+                Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)),
+                u16::from_be(a.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the caller guarantees a whole sockaddr_in6.
+            let a = unsafe { std::ptr::read_unaligned(p as *const libc::sockaddr_in6) };
+            Ok(SocketAddr::V6(SocketAddrV6::new(
+                Ipv6Addr::from(a.sin6_addr.s6_addr),
+                u16::from_be(a.sin6_port),
+                u32::from_be(a.sin6_flowinfo),
+                a.sin6_scope_id,
+            )))
+        }
+        _ => Err(Errno(libc::EAFNOSUPPORT)),
+    }
+}
+
+fn write_sockaddr(dst: &mut sockaddr_storage, a: Option<SocketAddr>) {
+    // SAFETY: all-zero is a valid sockaddr_storage.
+    *dst = unsafe { std::mem::zeroed() };
+    match a {
+        None => {}
+        Some(SocketAddr::V4(a)) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for sockaddr_in.
+            let s = unsafe { &mut *(dst as *mut sockaddr_storage as *mut libc::sockaddr_in) };
+            s.sin_family = libc::AF_INET as libc::sa_family_t;
+            s.sin_port = a.port().to_be();
+            s.sin_addr.s_addr = u32::from(*a.ip()).to_be();
+        }
+        Some(SocketAddr::V6(a)) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for sockaddr_in6.
+            let s = unsafe { &mut *(dst as *mut sockaddr_storage as *mut libc::sockaddr_in6) };
+            s.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            s.sin6_port = a.port().to_be();
+            s.sin6_addr.s6_addr = a.ip().octets();
+            s.sin6_scope_id = a.scope_id();
+        }
+    }
+}
+
+fn fill_info(
+    dst: &mut srnic_conn_info,
+    local: Option<SocketAddr>,
+    remote: Option<SocketAddr>,
+    ird: u32,
+    ord: u32,
+    mpa: u32,
+    pd: &[u8],
+) {
+    write_sockaddr(&mut dst.local, local);
+    write_sockaddr(&mut dst.remote, remote);
+    dst.ird = ird;
+    dst.ord = ord;
+    dst.mpa_flags = mpa;
+    let n = pd.len().min(dst.private_data.len());
+    dst.private_data = [0; 256];
+    dst.private_data[..n].copy_from_slice(&pd[..n]);
+    dst.private_data_len = n as u32;
+}
+
+fn fill_conn_info(info: *mut srnic_conn_info, c: &ConnInfo) -> Result<(), Errno> {
+    if info.is_null() {
+        return Ok(());
+    }
+    // SAFETY: non-NULL; the caller provides a writable structure.
+    let i = unsafe { out(info) }?;
+    fill_info(
+        i,
+        c.local,
+        c.remote,
+        c.ird,
+        c.ord,
+        c.mpa_flags.0,
+        &c.private_data,
+    );
+    Ok(())
+}
+
+/// # Safety
+///
+/// `param` is NULL or a valid `srnic_conn_param` whose private data pointer
+/// covers its length.
+unsafe fn conn_params(param: *const srnic_conn_param) -> Result<ConnParams, Errno> {
+    if param.is_null() {
+        return Ok(ConnParams::default());
+    }
+    // SAFETY: forwarded.
+    let p = unsafe { obj(param) }?;
+    // SAFETY: the caller guarantees private_data covers private_data_len bytes.
+    let pd = unsafe { slice(p.private_data as *const u8, p.private_data_len as usize) }?;
+    let f = p.mpa_flags;
+    Ok(ConnParams {
+        private_data: pd.to_vec(),
+        ird: p.ird,
+        ord: p.ord,
+        crc: f & abi::SRNIC_MPA_CRC != 0,
+        markers: f & abi::SRNIC_MPA_MARKERS != 0,
+        rev1: f & abi::SRNIC_MPA_REV1 != 0,
+        p2p: f & abi::SRNIC_MPA_P2P != 0,
+        rtr_read: f & abi::SRNIC_MPA_RTR_READ != 0,
+    })
+}
+
+fn mpa_params(f: u32) -> ConnParams {
+    ConnParams {
+        crc: f & abi::SRNIC_MPA_CRC != 0,
+        markers: f & abi::SRNIC_MPA_MARKERS != 0,
+        rev1: f & abi::SRNIC_MPA_REV1 != 0,
+        p2p: f & abi::SRNIC_MPA_P2P != 0,
+        rtr_read: f & abi::SRNIC_MPA_RTR_READ != 0,
+        ..Default::default()
+    }
+}
+
+// ---- context ---------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_open(path: *const c_char, ctx: *mut *mut srnic_context) -> c_int {
+    guard(|| {
+        let dev = if path.is_null() {
+            Device::open()?
+        } else {
+            // SAFETY: the caller passes a NUL-terminated string.
+            let p = unsafe { CStr::from_ptr(path) };
+            let p = p.to_str().map_err(|_| einval())?;
+            Device::open_path(p)?
+        };
+        store(ctx, srnic_context(dev))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_close(ctx: *mut srnic_context) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_open.
+        let c = unsafe { obj(ctx) }?;
+        if c.0.in_use() {
+            return Err(Errno(libc::EBUSY));
+        }
+        // SAFETY: not used again after a successful close.
+        unsafe { free(ctx) };
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_get_fd(ctx: *mut srnic_context) -> c_int {
+    guard(|| {
+        use std::os::fd::{AsFd, AsRawFd};
+        // SAFETY: a handle from srnic_open.
+        Ok(unsafe { obj(ctx) }?.0.as_fd().as_raw_fd())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_process_events(ctx: *mut srnic_context) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_open.
+        let n = unsafe { obj(ctx) }?.0.process_events()?;
+        Ok(c_int::try_from(n).unwrap_or(c_int::MAX))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_query_device(
+    ctx: *mut srnic_context,
+    attr: *mut abi::SrnicQueryDevice,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and a writable structure from the caller.
+        let (c, a) = unsafe { (obj(ctx)?, out(attr)?) };
+        *a = c.0.query()?.raw;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_query_stats(
+    ctx: *mut srnic_context,
+    stats: *mut abi::SrnicStats,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and a writable structure from the caller.
+        let (c, s) = unsafe { (obj(ctx)?, out(stats)?) };
+        *s = c.0.stats()?.raw;
+        Ok(0)
+    })
+}
+
+// ---- PD, MR ----------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_alloc_pd(ctx: *mut srnic_context, pd: *mut *mut srnic_pd) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_open.
+        let c = unsafe { obj(ctx) }?;
+        store(pd, srnic_pd(c.0.alloc_pd()?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_dealloc_pd(pd: *mut srnic_pd) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_alloc_pd.
+        if unsafe { obj(pd) }?.0.in_use() {
+            return Err(Errno(libc::EBUSY));
+        }
+        // SAFETY: not used again.
+        unsafe { free(pd) };
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_reg_mr(
+    pd: *mut srnic_pd,
+    addr: *mut c_void,
+    length: usize,
+    access: u32,
+    mr: *mut *mut srnic_mr,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_alloc_pd.
+        let p = unsafe { obj(pd) }?;
+        if addr.is_null() {
+            return Err(einval());
+        }
+        // SAFETY: the header's contract: the memory stays mapped until
+        // srnic_dereg_mr and the caller keeps off bytes the device may write.
+        let m = unsafe { p.0.reg_mr_raw(addr as *mut u8, length, Access(access)) }?;
+        store(mr, srnic_mr(m))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_dereg_mr(mr: *mut srnic_mr) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_reg_mr, not used again.
+        unsafe { obj(mr) }?;
+        unsafe { free(mr) };
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_mr_lkey(mr: *const srnic_mr) -> u32 {
+    // SAFETY: a handle from srnic_reg_mr or NULL.
+    catch_unwind(AssertUnwindSafe(|| {
+        unsafe { obj(mr) }.map(|m| m.0.lkey()).unwrap_or(0)
+    }))
+    .unwrap_or(0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_mr_rkey(mr: *const srnic_mr) -> u32 {
+    // SAFETY: a handle from srnic_reg_mr or NULL.
+    catch_unwind(AssertUnwindSafe(|| {
+        unsafe { obj(mr) }.map(|m| m.0.rkey()).unwrap_or(0)
+    }))
+    .unwrap_or(0)
+}
+
+// ---- CQ --------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_create_cq(
+    ctx: *mut srnic_context,
+    cqe: u32,
+    cq: *mut *mut srnic_cq,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_open.
+        let c = unsafe { obj(ctx) }?;
+        store(cq, srnic_cq(c.0.create_cq(cqe)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_destroy_cq(cq: *mut srnic_cq) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_cq.
+        if unsafe { obj(cq) }?.0.in_use() {
+            return Err(Errno(libc::EBUSY));
+        }
+        // SAFETY: not used again.
+        unsafe { free(cq) };
+        Ok(0)
+    })
+}
+
+/// # Safety
+///
+/// `wc` points at `n` writable `srnic_wc` (or n is 0).
+unsafe fn wc_slice<'a>(wc: *mut abi::SrnicWc, n: c_int) -> Result<&'a mut [WorkCompletion], Errno> {
+    let n = usize::try_from(n).map_err(|_| einval())?;
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if wc.is_null() || !wc.is_aligned() {
+        return Err(einval());
+    }
+    // SAFETY: WorkCompletion is repr(transparent) over SrnicWc; the caller
+    // provides n writable entries.
+    Ok(unsafe { std::slice::from_raw_parts_mut(wc as *mut WorkCompletion, n) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_poll_cq(
+    cq: *mut srnic_cq,
+    num_entries: c_int,
+    wc: *mut abi::SrnicWc,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and an array from the caller.
+        let (c, w) = unsafe { (obj(cq)?, wc_slice(wc, num_entries)?) };
+        Ok(c.0.poll(w)? as c_int)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_req_notify_cq(cq: *mut srnic_cq, solicited_only: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_cq.
+        let c = unsafe { obj(cq) }?;
+        Ok(c_int::from(c.0.req_notify(solicited_only != 0)?))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_wait_cq(cq: *mut srnic_cq, timeout_ms: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_cq.
+        let c = unsafe { obj(cq) }?;
+        if c.0.wait_event(timeout(timeout_ms))? {
+            Ok(0)
+        } else {
+            Err(Errno(libc::ETIMEDOUT))
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_poll_cq_wait(
+    cq: *mut srnic_cq,
+    num_entries: c_int,
+    wc: *mut abi::SrnicWc,
+    timeout_ms: c_int,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and an array from the caller.
+        let (c, w) = unsafe { (obj(cq)?, wc_slice(wc, num_entries)?) };
+        Ok(c.0.wait(w, timeout(timeout_ms))? as c_int)
+    })
+}
+
+// ---- QP --------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_create_qp(
+    pd: *mut srnic_pd,
+    attr: *mut srnic_qp_init_attr,
+    qp: *mut *mut srnic_qp,
+) -> c_int {
+    guard(|| {
+        // SAFETY: handles and a structure from the caller.
+        let (p, a) = unsafe { (obj(pd)?, out(attr)?) };
+        // SAFETY: CQ handles from srnic_create_cq.
+        let (scq, rcq) = unsafe { (obj(a.send_cq)?, obj(a.recv_cq)?) };
+        let mut init = QpInitAttr::new(&scq.0, &rcq.0);
+        init.cap = QpCap {
+            max_send_wr: a.max_send_wr,
+            max_recv_wr: a.max_recv_wr,
+            max_send_sge: a.max_send_sge,
+            max_recv_sge: a.max_recv_sge,
+            max_inline_data: a.max_inline_data,
+        };
+        init.sq_sig_all = a.sq_sig_all != 0;
+        let q = p.0.create_qp(&init)?;
+        let cap = q.cap();
+        a.max_send_wr = cap.max_send_wr;
+        a.max_recv_wr = cap.max_recv_wr;
+        a.max_send_sge = cap.max_send_sge;
+        a.max_recv_sge = cap.max_recv_sge;
+        a.max_inline_data = cap.max_inline_data;
+        store(qp, srnic_qp(q))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_destroy_qp(qp: *mut srnic_qp) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_qp, not used again.
+        unsafe { obj(qp) }?;
+        unsafe { free(qp) };
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_qp_handle(qp: *const srnic_qp) -> u32 {
+    // SAFETY: a handle from srnic_create_qp or NULL.
+    catch_unwind(AssertUnwindSafe(|| {
+        unsafe { obj(qp) }.map(|q| q.0.handle()).unwrap_or(0)
+    }))
+    .unwrap_or(0)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_query_qp(qp: *mut srnic_qp, attr: *mut abi::SrnicQueryQp) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and a writable structure from the caller.
+        let (q, a) = unsafe { (obj(qp)?, out(attr)?) };
+        let r = q.0.query()?;
+        *a = abi::SrnicQueryQp {
+            size: std::mem::size_of::<abi::SrnicQueryQp>() as u32,
+            qp_handle: q.0.handle(),
+            state: match r.state {
+                srnic::QpState::Init => abi::SRNIC_QPS_INIT,
+                srnic::QpState::Connecting => abi::SRNIC_QPS_CONNECTING,
+                srnic::QpState::Rts => abi::SRNIC_QPS_RTS,
+                srnic::QpState::Closing => abi::SRNIC_QPS_CLOSING,
+                srnic::QpState::Error => abi::SRNIC_QPS_ERROR,
+                srnic::QpState::Unknown(v) => v,
+            },
+            mpa_flags: r.mpa_flags.0,
+            ird: r.ird,
+            ord: r.ord,
+            term: r.term,
+            local: r
+                .local
+                .map(|a| srnic::sockaddr_to_abi(&a))
+                .unwrap_or_default(),
+            remote: r
+                .remote
+                .map(|a| srnic::sockaddr_to_abi(&a))
+                .unwrap_or_default(),
+            ..Default::default()
+        };
+        Ok(0)
+    })
+}
+
+/// # Safety
+///
+/// `sg` points at `n` valid `srnic_sge`.
+unsafe fn sges<'a>(sg: *const abi::SrnicSge, n: u32) -> Result<Vec<Sge<'a>>, Errno> {
+    // SAFETY: forwarded.
+    let s = unsafe { slice(sg, n as usize) }?;
+    Ok(s.iter()
+        // SAFETY: the C caller owns the memory contract (srnic_verbs.h).
+        .map(|e| unsafe { Sge::from_raw(e.addr, e.length, e.lkey) })
+        .collect())
+}
+
+fn send_wr<'a>(w: &srnic_send_wr, sg: Vec<Sge<'a>>) -> Result<SendWr<'a>, Errno> {
+    let remote = RemoteAddr {
+        addr: w.remote_addr,
+        rkey: w.rkey,
+    };
+    let mut wr = match w.opcode {
+        abi::SRNIC_WR_SEND => SendWr::send(w.wr_id, sg),
+        abi::SRNIC_WR_SEND_WITH_INV => SendWr::send_with_inv(w.wr_id, sg, w.invalidate_rkey),
+        abi::SRNIC_WR_SEND_WITH_SE => SendWr::send_with_se(w.wr_id, sg),
+        abi::SRNIC_WR_SEND_WITH_SE_INV => SendWr::send_with_se_inv(w.wr_id, sg, w.invalidate_rkey),
+        abi::SRNIC_WR_RDMA_WRITE => SendWr::rdma_write(w.wr_id, sg, remote),
+        // SAFETY: the C caller keeps off the destination until completion.
+        abi::SRNIC_WR_RDMA_READ => unsafe { SendWr::rdma_read(w.wr_id, sg, remote) },
+        _ => return Err(einval()),
+    };
+    wr.flags = w.send_flags;
+    Ok(wr)
+}
+
+fn set_posted(posted: *mut c_uint, n: usize) {
+    if !posted.is_null() && posted.is_aligned() {
+        // SAFETY: non-NULL, aligned; the caller passes a writable unsigned int.
+        unsafe { *posted = n as c_uint };
+    }
+}
+
+fn post_result(r: srnic::Result<()>, n: usize, posted: *mut c_uint) -> R {
+    match r {
+        Ok(()) => {
+            set_posted(posted, n);
+            Ok(0)
+        }
+        Err(srnic::Error::Post { posted: p, source }) => {
+            set_posted(posted, p);
+            Err(Errno(source.raw_os_error().unwrap_or(libc::EIO)))
+        }
+        Err(e) => {
+            set_posted(posted, 0);
+            Err(e.into())
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_post_send(
+    qp: *mut srnic_qp,
+    wr: *const srnic_send_wr,
+    num_wr: c_uint,
+    posted: *mut c_uint,
+) -> c_int {
+    guard(|| {
+        set_posted(posted, 0);
+        // SAFETY: a handle and an array from the caller.
+        let (q, ws) = unsafe { (obj(qp)?, slice(wr, num_wr as usize)?) };
+        let mut v = Vec::with_capacity(ws.len());
+        for w in ws {
+            // SAFETY: the caller's sg_list covers num_sge entries.
+            v.push(send_wr(w, unsafe { sges(w.sg_list, w.num_sge) }?)?);
+        }
+        post_result(q.0.post_send(&v), v.len(), posted)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_post_recv(
+    qp: *mut srnic_qp,
+    wr: *const srnic_recv_wr,
+    num_wr: c_uint,
+    posted: *mut c_uint,
+) -> c_int {
+    guard(|| {
+        set_posted(posted, 0);
+        // SAFETY: a handle and an array from the caller.
+        let (q, ws) = unsafe { (obj(qp)?, slice(wr, num_wr as usize)?) };
+        let mut v = Vec::with_capacity(ws.len());
+        for w in ws {
+            // SAFETY: the caller's sg_list covers num_sge entries and the C
+            // caller keeps off the memory until the receive completes.
+            v.push(unsafe { RecvWr::new(w.wr_id, sges(w.sg_list, w.num_sge)?) });
+        }
+        post_result(q.0.post_recv(&v), v.len(), posted)
+    })
+}
+
+// ---- connection management -------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_listen(
+    ctx: *mut srnic_context,
+    addr: *const sockaddr,
+    backlog: c_int,
+    mpa_flags: u32,
+    listener: *mut *mut srnic_listener,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and a socket address from the caller.
+        let (c, a) = unsafe { (obj(ctx)?, read_sockaddr(addr)?) };
+        let backlog = u32::try_from(backlog).map_err(|_| einval())?;
+        let l = Listener::new(&c.0, a, backlog, &mpa_params(mpa_flags))?;
+        store(listener, srnic_listener(l))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_listener_port(listener: *const srnic_listener) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_listen.
+        Ok(c_int::from(unsafe { obj(listener) }?.0.local_addr().port()))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_destroy_listener(listener: *mut srnic_listener) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_listen, not used again.
+        unsafe { obj(listener) }?;
+        unsafe { free(listener) };
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_get_connect_request(
+    listener: *mut srnic_listener,
+    timeout_ms: c_int,
+    req: *mut *mut srnic_conn_request,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_listen.
+        let l = unsafe { obj(listener) }?;
+        if req.is_null() {
+            return Err(einval());
+        }
+        match l.0.get_request(timeout(timeout_ms))? {
+            Some(r) => store(req, srnic_conn_request(r)),
+            None => Err(Errno(libc::ETIMEDOUT)),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_conn_request_info(
+    req: *const srnic_conn_request,
+    info: *mut srnic_conn_info,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and a writable structure from the caller.
+        let (r, i) = unsafe { (obj(req)?, out(info)?) };
+        let r = &r.0;
+        fill_info(
+            i,
+            r.local_addr(),
+            r.remote_addr(),
+            r.ird(),
+            r.ord(),
+            r.mpa_flags().0,
+            r.private_data(),
+        );
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_accept(
+    req: *mut srnic_conn_request,
+    qp: *mut srnic_qp,
+    param: *const srnic_conn_param,
+    timeout_ms: c_int,
+    info: *mut srnic_conn_info,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_get_connect_request; consumed here.
+        unsafe { obj(req) }?;
+        let r = unsafe { Box::from_raw(req) };
+        // SAFETY: a handle and parameters from the caller.
+        let (q, p) = unsafe { (obj(qp)?, conn_params(param)?) };
+        r.0.start_accept(&q.0, &p)?;
+        let c = q.0.wait_established(timeout(timeout_ms))?;
+        fill_conn_info(info, &c)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_reject(
+    req: *mut srnic_conn_request,
+    private_data: *const c_void,
+    len: u32,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_get_connect_request; consumed here.
+        unsafe { obj(req) }?;
+        let r = unsafe { Box::from_raw(req) };
+        // SAFETY: the caller's private data covers len bytes.
+        let pd = unsafe { slice(private_data as *const u8, len as usize) }?;
+        r.0.reject(pd)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_connect(
+    qp: *mut srnic_qp,
+    addr: *const sockaddr,
+    param: *const srnic_conn_param,
+    timeout_ms: c_int,
+    info: *mut srnic_conn_info,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle, an address and parameters from the caller.
+        let (q, a, p) = unsafe { (obj(qp)?, read_sockaddr(addr)?, conn_params(param)?) };
+        q.0.start_connect(a, &p)?;
+        let c = q.0.wait_established(timeout(timeout_ms))?;
+        fill_conn_info(info, &c)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_disconnect(qp: *mut srnic_qp, flags: u32) -> c_int {
+    guard(|| {
+        if flags & !abi::SRNIC_DISCONNECT_ABORT != 0 {
+            return Err(einval());
+        }
+        // SAFETY: a handle from srnic_create_qp.
+        unsafe { obj(qp) }?
+            .0
+            .disconnect(flags & abi::SRNIC_DISCONNECT_ABORT != 0)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_wait_qp_event(qp: *mut srnic_qp, timeout_ms: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_qp.
+        match unsafe { obj(qp) }?.0.wait_event(timeout(timeout_ms))? {
+            Some(e) => Ok(u32::from(e.kind) as c_int),
+            None => Err(Errno(libc::ETIMEDOUT)),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_wait_disconnected(qp: *mut srnic_qp, timeout_ms: c_int) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_qp.
+        if unsafe { obj(qp) }?
+            .0
+            .wait_disconnected(timeout(timeout_ms))?
+        {
+            Ok(0)
+        } else {
+            Err(Errno(libc::ETIMEDOUT))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr;
+
+    #[test]
+    fn null_handles_are_einval() {
+        // SAFETY: NULL pointers are what is being tested.
+        unsafe {
+            assert_eq!(srnic_close(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(
+                srnic_alloc_pd(ptr::null_mut(), ptr::null_mut()),
+                -libc::EINVAL
+            );
+            assert_eq!(srnic_dealloc_pd(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(srnic_dereg_mr(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(srnic_destroy_cq(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(srnic_destroy_qp(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(srnic_destroy_listener(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(
+                srnic_poll_cq(ptr::null_mut(), 1, ptr::null_mut()),
+                -libc::EINVAL
+            );
+            assert_eq!(srnic_wait_cq(ptr::null_mut(), 0), -libc::EINVAL);
+            assert_eq!(
+                srnic_post_send(ptr::null_mut(), ptr::null(), 0, ptr::null_mut()),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                srnic_accept(
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                    ptr::null(),
+                    0,
+                    ptr::null_mut()
+                ),
+                -libc::EINVAL
+            );
+            assert_eq!(srnic_reject(ptr::null_mut(), ptr::null(), 0), -libc::EINVAL);
+            assert_eq!(srnic_mr_lkey(ptr::null()), 0);
+            assert_eq!(srnic_qp_handle(ptr::null()), 0);
+            assert_eq!(srnic_get_fd(ptr::null_mut()), -libc::EINVAL);
+        }
+    }
+
+    #[test]
+    fn open_reports_negative_errno() {
+        let mut ctx = ptr::null_mut();
+        // SAFETY: valid C string and out pointer.
+        let r = unsafe { srnic_open(c"/nonexistent/srnic".as_ptr(), &mut ctx) };
+        assert_eq!(r, -libc::ENOENT);
+        assert!(ctx.is_null());
+        // SAFETY: as above.
+        let r = unsafe { srnic_open(c"/dev/null".as_ptr(), &mut ctx) };
+        assert_eq!(r, -libc::ENOTTY);
+    }
+
+    #[test]
+    fn panics_become_eio() {
+        assert_eq!(guard(|| panic!("boom")), -libc::EIO);
+        assert_eq!(guard(|| Ok(5)), 5);
+        assert_eq!(guard(|| Err(Errno(libc::EBUSY))), -libc::EBUSY);
+    }
+
+    #[test]
+    fn sockaddr_conversions() {
+        // SAFETY: zeroed sockaddr_storage is valid.
+        let mut st: sockaddr_storage = unsafe { std::mem::zeroed() };
+        let a: SocketAddr = "10.1.2.3:18515".parse().unwrap();
+        write_sockaddr(&mut st, Some(a));
+        // SAFETY: st holds a sockaddr_in just written.
+        let sin = unsafe { &*(&st as *const _ as *const libc::sockaddr_in) };
+        assert_eq!(sin.sin_family, libc::AF_INET as libc::sa_family_t);
+        assert_eq!(u16::from_be(sin.sin_port), 18515);
+        assert_eq!(sin.sin_addr.s_addr.to_ne_bytes(), [10, 1, 2, 3]);
+        // SAFETY: st is a whole sockaddr_storage.
+        assert_eq!(
+            unsafe { read_sockaddr(&st as *const _ as *const sockaddr) }.ok(),
+            Some(a)
+        );
+        let b: SocketAddr = "[fe80::7%3]:9".parse().unwrap_or_else(|_| {
+            SocketAddr::V6(SocketAddrV6::new("fe80::7".parse().unwrap(), 9, 0, 3))
+        });
+        write_sockaddr(&mut st, Some(b));
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { read_sockaddr(&st as *const _ as *const sockaddr) }.ok(),
+            Some(b)
+        );
+        write_sockaddr(&mut st, None);
+        assert_eq!(st.ss_family, 0);
+        // SAFETY: as above.
+        assert!(matches!(
+            unsafe { read_sockaddr(&st as *const _ as *const sockaddr) },
+            Err(Errno(libc::EAFNOSUPPORT))
+        ));
+        // SAFETY: NULL is what is tested.
+        assert!(unsafe { read_sockaddr(ptr::null()) }.is_err());
+    }
+
+    #[test]
+    fn send_wr_opcodes_map_and_unknown_is_einval() {
+        let mk = |op| srnic_send_wr {
+            wr_id: 1,
+            opcode: op,
+            send_flags: abi::SRNIC_SEND_SIGNALED,
+            sg_list: ptr::null(),
+            num_sge: 0,
+            invalidate_rkey: 5,
+            remote_addr: 0x1000,
+            rkey: 7,
+            reserved: 0,
+        };
+        for (op, want) in [
+            (abi::SRNIC_WR_SEND, srnic::SendOpcode::Send),
+            (abi::SRNIC_WR_SEND_WITH_INV, srnic::SendOpcode::SendWithInv),
+            (abi::SRNIC_WR_SEND_WITH_SE, srnic::SendOpcode::SendWithSe),
+            (
+                abi::SRNIC_WR_SEND_WITH_SE_INV,
+                srnic::SendOpcode::SendWithSeInv,
+            ),
+            (abi::SRNIC_WR_RDMA_WRITE, srnic::SendOpcode::RdmaWrite),
+            (abi::SRNIC_WR_RDMA_READ, srnic::SendOpcode::RdmaRead),
+        ] {
+            let w = send_wr(&mk(op), vec![]).ok().unwrap();
+            assert_eq!(w.opcode, want);
+            assert_eq!(w.flags, abi::SRNIC_SEND_SIGNALED);
+        }
+        assert!(send_wr(&mk(abi::SRNIC_WR_RECV), vec![]).is_err());
+        assert!(send_wr(&mk(99), vec![]).is_err());
+        let w = send_wr(&mk(abi::SRNIC_WR_RDMA_WRITE), vec![]).ok().unwrap();
+        assert_eq!(
+            w.remote,
+            RemoteAddr {
+                addr: 0x1000,
+                rkey: 7
+            }
+        );
+    }
+
+    #[test]
+    fn conn_params_from_c() {
+        let pd = *b"hi";
+        let p = srnic_conn_param {
+            private_data: pd.as_ptr().cast(),
+            private_data_len: 2,
+            ird: 3,
+            ord: 2,
+            mpa_flags: abi::SRNIC_MPA_CRC | abi::SRNIC_MPA_P2P,
+        };
+        // SAFETY: p is valid and its private data covers its length.
+        let c = unsafe { conn_params(&p) }.ok().unwrap();
+        assert_eq!(c.private_data, b"hi");
+        assert_eq!((c.ird, c.ord), (3, 2));
+        assert!(c.crc && c.p2p && !c.markers);
+        // SAFETY: NULL means defaults.
+        assert_eq!(
+            unsafe { conn_params(ptr::null()) }.ok(),
+            Some(ConnParams::default())
+        );
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(timeout(-1), None);
+        assert_eq!(timeout(0), Some(Duration::ZERO));
+        assert_eq!(timeout(1500), Some(Duration::from_millis(1500)));
+    }
+
+    /// Compiles srnic_verbs.h with the host C compiler and compares every
+    /// structure's size and field offsets with the Rust definitions here;
+    /// also checks that the example compiles warning-free against it.
+    mod c_header {
+        use super::*;
+        use std::mem::{offset_of, size_of};
+        use std::process::Command;
+
+        fn cc() -> String {
+            std::env::var("CC").unwrap_or_else(|_| "cc".into())
+        }
+
+        fn includes() -> [String; 4] {
+            let here = env!("CARGO_MANIFEST_DIR");
+            [
+                "-I".into(),
+                format!("{here}/include"),
+                "-I".into(),
+                format!("{here}/../../uapi"),
+            ]
+        }
+
+        macro_rules! layout {
+            ($($s:ident { $($f:ident),* })*) => {{
+                let mut c = String::from(
+                    "#include <stdio.h>\n#include <stddef.h>\n#include <srnic_verbs.h>\nint main(void) {\n",
+                );
+                let mut want = Vec::new();
+                $(
+                    c.push_str(&format!(
+                        "printf(\"{0} %zu\\n\", sizeof(struct {0}));\n",
+                        stringify!($s)
+                    ));
+                    want.push(format!("{} {}", stringify!($s), size_of::<$s>()));
+                    $(
+                        c.push_str(&format!(
+                            "printf(\"{0}.{1} %zu\\n\", offsetof(struct {0}, {1}));\n",
+                            stringify!($s),
+                            stringify!($f)
+                        ));
+                        want.push(format!(
+                            "{}.{} {}",
+                            stringify!($s),
+                            stringify!($f),
+                            offset_of!($s, $f)
+                        ));
+                    )*
+                )*
+                c.push_str("return 0;\n}\n");
+                (c, want)
+            }};
+        }
+
+        #[test]
+        fn header_matches_rust() {
+            let (c, want) = layout!(
+                srnic_qp_init_attr { send_cq, recv_cq, max_send_wr, max_recv_wr, max_send_sge,
+                    max_recv_sge, max_inline_data, sq_sig_all }
+                srnic_conn_param { private_data, private_data_len, ird, ord, mpa_flags }
+                srnic_send_wr { wr_id, opcode, send_flags, sg_list, num_sge, invalidate_rkey,
+                    remote_addr, rkey, reserved }
+                srnic_recv_wr { wr_id, sg_list, num_sge, reserved }
+                srnic_conn_info { local, remote, ird, ord, mpa_flags, private_data_len,
+                    private_data }
+            );
+            let dir = std::env::temp_dir().join(format!("srnic-verbs-h-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let src = dir.join("layout.c");
+            let exe = dir.join("layout");
+            std::fs::write(&src, c).unwrap();
+            let st = Command::new(cc())
+                .args(["-Wall", "-Werror", "-o"])
+                .arg(&exe)
+                .arg(&src)
+                .args(includes())
+                .status()
+                .expect("run the C compiler");
+            assert!(st.success(), "srnic_verbs.h does not compile");
+            let out = Command::new(&exe).output().unwrap();
+            let got: Vec<String> = String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            let _ = std::fs::remove_dir_all(&dir);
+            assert_eq!(got, want);
+        }
+
+        #[test]
+        fn example_compiles() {
+            let here = env!("CARGO_MANIFEST_DIR");
+            let st = Command::new(cc())
+                .args(["-fsyntax-only", "-Wall", "-Wextra", "-Werror"])
+                .arg(format!("{here}/examples/c_example.c"))
+                .args(includes())
+                .status()
+                .expect("run the C compiler");
+            assert!(st.success());
+        }
+    }
+}
