@@ -7,6 +7,47 @@
 //! [`ConnectRequest::reject`]) → ESTABLISHED on the QP.
 //! Client: create a QP → [`QueuePair::connect`] → ESTABLISHED, REJECTED or
 //! CONNECT_ERROR on the QP.
+//!
+//! ```no_run
+//! use srnic::*;
+//!
+//! /// The client of `Documentation/srnic/verbs.rst`: receives the server's
+//! /// region, RDMA WRITEs into it and SENDs a message.
+//! fn client(addr: std::net::SocketAddr) -> srnic::Result<()> {
+//!     let dev = Device::open()?;
+//!     let pd = dev.alloc_pd()?;
+//!     let cq = dev.create_cq(64)?;
+//!     let qp = pd.create_qp(&QpInitAttr::new(&cq, &cq))?;
+//!     let mut buf = pd.reg_buffer(MrBuffer::new(4096)?, Access::LOCAL_WRITE)?;
+//!     let inbox = pd.reg_buffer(MrBuffer::new(64)?, Access::LOCAL_WRITE)?;
+//!
+//!     // SAFETY: `inbox` is read only after this receive completes.
+//!     qp.post_recv(&[unsafe { RecvWr::new(1, vec![inbox.sge(..)?]) }])?;
+//!     qp.connect(addr, &ConnParams::default())?;
+//!
+//!     let mut wc = [WorkCompletion::default(); 4];
+//!     let n = cq.wait(&mut wc, None)?;
+//!     wc[..n].iter().try_for_each(|c| c.ok().map(|_| ()))?;
+//!     let peer = RemoteMr::from_bytes(inbox.as_slice()).ok_or(Error::InvalidArgument("bad peer"))?;
+//!
+//!     buf.as_mut_slice().fill(0xab);
+//!     qp.post_send(&[
+//!         SendWr::rdma_write(2, vec![buf.sge(..)?], peer.at(0)).signaled(),
+//!         SendWr::send(3, vec![buf.sge(0..16)?]).signaled(),
+//!     ])?;
+//!     let mut done = 0;
+//!     while done < 2 {
+//!         let n = cq.wait(&mut wc, None)?;
+//!         for c in &wc[..n] {
+//!             c.ok()?;
+//!         }
+//!         done += n;
+//!     }
+//!     qp.disconnect(false)?;
+//!     qp.wait_disconnected(None)?;
+//!     Ok(())
+//! }
+//! ```
 
 use crate::addr;
 use crate::device::{Device, DeviceInner};

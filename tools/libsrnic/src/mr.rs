@@ -12,8 +12,8 @@
 //! `unsafe` promise:
 //!
 //! - a receive ([`crate::RecvWr::new`]) or an RDMA READ ([`crate::SendWr::rdma_read`])
-//!   is `unsafe` to construct: the caller promises not to touch the target bytes
-//!   until the work request completes;
+//!   is `unsafe` to construct: the caller promises not to touch the target bytes,
+//!   nor drop their region, until the work request completes;
 //! - registering with [`Access::REMOTE_WRITE`] is `unsafe`
 //!   ([`ProtectionDomain::reg_mr_unchecked`]): the caller promises an
 //!   application protocol that keeps the program off bytes a peer may be writing.

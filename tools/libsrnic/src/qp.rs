@@ -216,7 +216,7 @@ impl<'a> SendWr<'a> {
     /// The device writes the memory the SGEs describe at some point until the
     /// request completes (or is flushed, or the QP is destroyed). Until then the
     /// program must neither read nor write those bytes, e.g. through
-    /// [`crate::MemoryRegion::as_slice`].
+    /// [`crate::MemoryRegion::as_slice`], nor drop the region.
     pub unsafe fn rdma_read(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, remote: RemoteAddr) -> Self {
         let mut w = Self::new(wr_id, SendOpcode::RdmaRead, sges.into());
         w.remote = remote;
@@ -259,7 +259,8 @@ impl<'a> RecvWr<'a> {
     ///
     /// The device writes the memory the SGEs describe when a message arrives,
     /// at any time until the request completes (or is flushed, or the QP is
-    /// destroyed). Until then the program must neither read nor write it.
+    /// destroyed). Until then the program must neither read nor write it, nor
+    /// drop the region it belongs to.
     pub unsafe fn new(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>) -> Self {
         Self {
             wr_id,
