@@ -194,6 +194,8 @@ static int server(int port)
 	fflush(stdout);
 	CHECK(srnic_get_connect_request(l, TIMEOUT_MS, &req));
 	CHECK(srnic_conn_request_info(req, &info));
+	printf("c_example: connection request, %u bytes of private data\n",
+	       info.private_data_len);
 
 	/* Receives for the greeting and the verdict, before accepting. */
 	post_recv(&c, WR_MSG_RECV, msg[0], sizeof(msg[0]), msg_mr);
@@ -232,11 +234,11 @@ static int server(int port)
 		}
 	}
 	disconnect(&c, 0);
+	CHECK(srnic_destroy_listener(l));
 	CHECK(srnic_dereg_mr(out_mr));
 	CHECK(srnic_dereg_mr(msg_mr));
 	CHECK(srnic_dereg_mr(data_mr));
 	teardown(&c);
-	CHECK(srnic_destroy_listener(l));
 	if (!ok)
 		return 1;
 	printf("c_example: OK\n");
