@@ -42,6 +42,9 @@ struct Net {
     /// The TCP port.
     #[arg(short = 'p', long, default_value_t = 18515)]
     port: u16,
+    /// Server: the local address to listen on (default 0.0.0.0; `::` for IPv6).
+    #[arg(short = 'b', long, value_name = "ADDR")]
+    bind: Option<String>,
     /// Seconds any single wait (connection, completion, event) may take.
     #[arg(short = 't', long, default_value_t = 30)]
     timeout: u64,
@@ -57,6 +60,7 @@ impl Net {
     fn opts(&self) -> session::NetOpts {
         session::NetOpts {
             port: self.port,
+            bind: self.bind.clone(),
             timeout: Duration::from_secs(self.timeout),
             crc: self.crc,
             markers: self.markers,

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 pub struct NetOpts {
     /// The port to listen on or connect to.
     pub port: u16,
+    /// The server's local address (default: every IPv4 address).
+    pub bind: Option<String>,
     /// How long any single wait may take.
     pub timeout: Duration,
     /// Ask for MPA CRC.
@@ -51,10 +53,14 @@ pub fn resolve(host: &str, port: u16) -> CmdResult<SocketAddr> {
         .ok_or_else(|| Fail::Error(format!("{host} has no address")))
 }
 
-/// Listens on every IPv4 address at `opts.port` and waits for one request.
+/// Listens at `opts.bind` (every IPv4 address by default) and `opts.port`,
+/// and waits for one request.
 pub fn wait_request(dev: &Device, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
-    let any = SocketAddr::from(([0, 0, 0, 0], opts.port));
-    let l = Listener::new(dev, any, 1, &opts.params(dev, Vec::new()))?;
+    let addr = match &opts.bind {
+        Some(host) => resolve(host, opts.port)?,
+        None => SocketAddr::from(([0, 0, 0, 0], opts.port)),
+    };
+    let l = Listener::new(dev, addr, 1, &opts.params(dev, Vec::new()))?;
     eprintln!("srnic: listening on {}", l.local_addr());
     let r = l
         .get_request(Some(opts.timeout))?
