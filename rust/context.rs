@@ -1,85 +1,107 @@
 // SPDX-License-Identifier: GPL-2.0
 //! One open file of `/dev/srnic`: a verbs context.
 //!
-//! A context owns everything created through its file and frees it when the file
-//! is released. It also carries the event path shared by every object: events are
-//! read with `read()` and signalled to `poll()`/`epoll` through its wait queue.
+//! A context owns every object created through its file, in handle tables, and
+//! frees them all when the file is released: queue pairs are disconnected,
+//! listeners stop, pending connection requests are refused, and memory regions
+//! are unpinned (at once, or when the last in-flight operation on them ends).
 
 use crate::{
-    ioctl, new_waitqueue,
+    cm::{ConnTable, Listener},
+    cq::Cq,
+    events::Events,
+    ioctl, limits,
+    mr::MrTable,
+    pd::Pd,
+    post, qp::Qp,
+    stats,
     sys::{
         miscdev::MiscFile,
-        waitqueue::{PollMask, PollTable, WaitQueue},
+        waitqueue::{PollMask, PollTable},
     },
+    table::Table,
 };
+use core::sync::atomic::Ordering;
 use kernel::{
-    new_condvar, new_mutex,
+    new_mutex,
     prelude::*,
-    sync::{CondVar, Mutex},
+    sync::{Arc, Mutex},
     uaccess::{UserSliceReader, UserSliceWriter},
 };
 
-/// State of a context behind its lock.
-pub(crate) struct Inner {
-    /// Events ready to be read. No object emits events yet in ABI version 1, so
-    /// this stays zero; `read()` and `poll()` already follow the final protocol.
-    pending_events: usize,
+/// The objects of a context, by handle.
+pub(crate) struct Objects {
+    pub(crate) pds: Table<Arc<Pd>>,
+    pub(crate) cqs: Table<Arc<Cq>>,
+    pub(crate) qps: Table<Arc<Qp>>,
+    pub(crate) listeners: Table<Arc<Listener>>,
 }
 
 /// The per-open state of `/dev/srnic`.
-#[pin_data]
+#[pin_data(PinnedDrop)]
 pub(crate) struct Context {
+    pub(crate) events: Arc<Events>,
+    pub(crate) mrs: Arc<MrTable>,
+    pub(crate) conns: Arc<ConnTable>,
     #[pin]
-    inner: Mutex<Inner>,
-    /// Blocking readers sleep here.
-    #[pin]
-    readable: CondVar,
-    /// `poll()` and `epoll` register here.
-    #[pin]
-    pollers: WaitQueue,
+    pub(crate) objs: Mutex<Objects>,
 }
 
 impl MiscFile for Context {
     fn open() -> Result<Pin<KBox<Self>>> {
-        KBox::try_pin_init(
+        let conns = Arc::pin_init(new_mutex!(Table::new(limits::MAX_CONN_REQS), "srnic_conns"), GFP_KERNEL)?;
+        let ctx = KBox::try_pin_init(
             try_pin_init!(Self {
-                inner <- new_mutex!(Inner { pending_events: 0 }, "srnic_context"),
-                readable <- new_condvar!("srnic_context_readable"),
-                pollers <- new_waitqueue!("srnic_context_pollers"),
+                events: Events::new()?,
+                mrs: MrTable::new(limits::MAX_MR)?,
+                conns,
+                objs <- new_mutex!(Objects {
+                    pds: Table::new(limits::MAX_PD),
+                    cqs: Table::new(limits::MAX_CQ),
+                    qps: Table::new(limits::MAX_QP),
+                    listeners: Table::new(limits::MAX_LISTENERS),
+                }, "srnic_objects"),
             }),
             GFP_KERNEL,
-        )
+        )?;
+        stats::CONTEXTS.fetch_add(1, Ordering::Relaxed);
+        Ok(ctx)
     }
 
     fn ioctl(&self, cmd: u32, arg: usize) -> Result<isize> {
         ioctl::dispatch(self, cmd, arg)
     }
 
-    fn read(&self, _buf: &mut UserSliceWriter, nonblock: bool) -> Result<usize> {
-        let mut inner = self.inner.lock();
-        while inner.pending_events == 0 {
-            if nonblock {
-                return Err(EAGAIN);
-            }
-            if self.readable.wait_interruptible(&mut inner) {
-                return Err(ERESTARTSYS);
-            }
-        }
-        // Unreachable until objects emit events: `pending_events` is never raised.
-        Err(EINVAL)
+    fn read(&self, buf: &mut UserSliceWriter, nonblock: bool) -> Result<usize> {
+        self.events.read(buf, nonblock)
     }
 
-    fn write(&self, _buf: &mut UserSliceReader, _nonblock: bool) -> Result<usize> {
-        // ABI version 1 defines no work-request records yet.
-        Err(EINVAL)
+    fn write(&self, buf: &mut UserSliceReader, _nonblock: bool) -> Result<usize> {
+        post::write(self, buf)
     }
 
     fn poll(&self, table: &PollTable) -> PollMask {
-        table.register(&self.pollers);
-        if self.inner.lock().pending_events > 0 {
-            PollMask::IN
-        } else {
-            PollMask::NONE
+        self.events.poll(table) | PollMask::OUT
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Context {
+    fn drop(self: Pin<&mut Self>) {
+        let (qps, listeners, cqs, pds) = {
+            let mut o = self.objs.lock();
+            (o.qps.drain(), o.listeners.drain(), o.cqs.drain(), o.pds.drain())
+        };
+        for l in listeners.iter() {
+            l.stop();
         }
+        for qp in qps.iter() {
+            qp.teardown();
+        }
+        // Refuse (reset) every request nobody accepted.
+        drop(self.conns.lock().drain());
+        self.mrs.clear();
+        drop((qps, listeners, cqs, pds));
+        stats::CONTEXTS.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -2,12 +2,22 @@
 /*
  * srnic C glue: only what the Rust side cannot reach through kernel::bindings in
  * 6.12 (headers bindgen was not run on, and static inline functions). Each
- * function here is wrapped exactly once by a safe Rust abstraction in rust/sys/.
+ * function here is declared in glue.h and wrapped exactly once by a safe Rust
+ * abstraction in rust/sys/.
  */
+#include <linux/crc32c.h>
+#include <linux/in.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/tcp.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+#include <net/tcp.h>
 
 #include "glue.h"
 
@@ -56,4 +66,345 @@ void srnic_misc_deregister(struct miscdevice *misc)
 void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt)
 {
 	poll_wait(file, wq, pt);
+}
+
+/* ---- TCP sockets (rust/sys/socket.rs) ---- */
+
+
+static void srnic_sin(struct sockaddr_in *sin, __be32 addr, u16 port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = addr;
+	sin->sin_port = htons(port);
+}
+
+int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
+{
+	struct sockaddr_in sin;
+	struct socket *s;
+	int err;
+
+	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
+	if (err)
+		return err;
+	sock_set_reuseaddr(s->sk);
+	srnic_sin(&sin, addr, port);
+	err = kernel_bind(s, (struct sockaddr *)&sin, sizeof(sin));
+	if (!err)
+		err = kernel_listen(s, backlog);
+	if (err) {
+		sock_release(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **out)
+{
+	struct sockaddr_in sin;
+	struct socket *s;
+	int err;
+
+	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
+	if (err)
+		return err;
+	/* A blocking connect waits at most sk_sndtimeo. */
+	s->sk->sk_sndtimeo = msecs_to_jiffies(timeout_ms);
+	srnic_sin(&sin, addr, port);
+	err = kernel_connect(s, (struct sockaddr *)&sin, sizeof(sin), 0);
+	if (err) {
+		sock_release(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int srnic_sock_accept(struct socket *lsock, struct socket **out)
+{
+	return kernel_accept(lsock, out, 0);
+}
+
+void srnic_sock_release(struct socket *sock)
+{
+	sock_release(sock);
+}
+
+void srnic_sock_shutdown(struct socket *sock, bool abort)
+{
+	/* Linger 0 turns the close into a reset. */
+	if (abort)
+		sock_no_linger(sock->sk);
+	kernel_sock_shutdown(sock, SHUT_RDWR);
+}
+
+void srnic_sock_set_timeouts(struct socket *sock, int rcv_ms, int snd_ms)
+{
+	lock_sock(sock->sk);
+	sock->sk->sk_rcvtimeo = rcv_ms > 0 ? msecs_to_jiffies(rcv_ms) : MAX_SCHEDULE_TIMEOUT;
+	sock->sk->sk_sndtimeo = snd_ms > 0 ? msecs_to_jiffies(snd_ms) : MAX_SCHEDULE_TIMEOUT;
+	release_sock(sock->sk);
+}
+
+void srnic_sock_nodelay(struct socket *sock)
+{
+	tcp_sock_set_nodelay(sock->sk);
+}
+
+int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport)
+{
+	struct sockaddr_in sin;
+	int err;
+
+	err = kernel_getsockname(sock, (struct sockaddr *)&sin);
+	if (err < 0)
+		return err;
+	*laddr = sin.sin_addr.s_addr;
+	*lport = ntohs(sin.sin_port);
+	err = kernel_getpeername(sock, (struct sockaddr *)&sin);
+	if (err < 0) {
+		*raddr = 0;
+		*rport = 0;
+		return 0;
+	}
+	*raddr = sin.sin_addr.s_addr;
+	*rport = ntohs(sin.sin_port);
+	return 0;
+}
+
+int srnic_sock_port(struct socket *sock)
+{
+	struct sockaddr_in sin;
+	int err = kernel_getsockname(sock, (struct sockaddr *)&sin);
+
+	return err < 0 ? err : ntohs(sin.sin_port);
+}
+
+int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more)
+{
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) };
+
+	return kernel_sendmsg(sock, &msg, (struct kvec *)vec, nr, len);
+}
+
+int srnic_sock_recv(struct socket *sock, void *buf, size_t len, bool nonblock)
+{
+	/* Blocking reads wait for all of buf (MPA start-up reads exact frames). */
+	struct msghdr msg = { .msg_flags = nonblock ? MSG_DONTWAIT : MSG_WAITALL };
+	struct kvec vec = { .iov_base = buf, .iov_len = len };
+
+	return kernel_recvmsg(sock, &msg, &vec, 1, len, msg.msg_flags);
+}
+
+bool srnic_sock_closed(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	return (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) || READ_ONCE(sk->sk_err) ||
+	       READ_ONCE(sk->sk_state) != TCP_ESTABLISHED;
+}
+
+/* The callbacks a connected socket gets; sk_user_data points at this. */
+struct srnic_sock_cb {
+	srnic_sock_cb_fn fn;
+	void *user;
+	void (*data_ready)(struct sock *sk);
+	void (*write_space)(struct sock *sk);
+	void (*state_change)(struct sock *sk);
+};
+
+static void srnic_sock_notify(struct sock *sk, int event)
+{
+	struct srnic_sock_cb *cb;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cb = sk->sk_user_data;
+	if (cb)
+		cb->fn(cb->user, event);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void srnic_sk_data_ready(struct sock *sk)
+{
+	srnic_sock_notify(sk, SRNIC_SOCK_READABLE);
+}
+
+static void srnic_sk_write_space(struct sock *sk)
+{
+	srnic_sock_notify(sk, SRNIC_SOCK_WRITABLE);
+}
+
+static void srnic_sk_state_change(struct sock *sk)
+{
+	srnic_sock_notify(sk, SRNIC_SOCK_STATE);
+}
+
+int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *user)
+{
+	struct sock *sk = sock->sk;
+	struct srnic_sock_cb *cb = kzalloc(sizeof(*cb), GFP_KERNEL);
+
+	if (!cb)
+		return -ENOMEM;
+	cb->fn = fn;
+	cb->user = user;
+	write_lock_bh(&sk->sk_callback_lock);
+	cb->data_ready = sk->sk_data_ready;
+	cb->write_space = sk->sk_write_space;
+	cb->state_change = sk->sk_state_change;
+	sk->sk_user_data = cb;
+	sk->sk_data_ready = srnic_sk_data_ready;
+	sk->sk_write_space = srnic_sk_write_space;
+	sk->sk_state_change = srnic_sk_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
+}
+
+/*
+ * Restores the socket's own callbacks. When this returns no srnic callback runs
+ * or will run for this socket; returns the `user` pointer that was installed.
+ */
+void *srnic_sock_clear_callbacks(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct srnic_sock_cb *cb;
+	void *user = NULL;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	cb = sk->sk_user_data;
+	if (cb) {
+		sk->sk_data_ready = cb->data_ready;
+		sk->sk_write_space = cb->write_space;
+		sk->sk_state_change = cb->state_change;
+		sk->sk_user_data = NULL;
+		user = cb->user;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+	kfree(cb);
+	return user;
+}
+
+struct srnic_rd {
+	srnic_rx_fn fn;
+	void *arg;
+	long err;
+};
+
+/* tcp_read_sock() actor: hands every contiguous piece of the skb to fn. */
+static int srnic_rx_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,
+			  size_t len)
+{
+	struct srnic_rd *rd = desc->arg.data;
+	struct skb_seq_state st;
+	unsigned int done = 0, n;
+	const u8 *data;
+	long r;
+
+	skb_prepare_seq_read(skb, off, off + len, &st);
+	while ((n = skb_seq_read(done, &data, &st)) != 0) {
+		r = rd->fn(rd->arg, data, n);
+		if (r < 0 || r < n) {
+			if (r < 0)
+				rd->err = r;
+			else
+				done += r;
+			desc->count = 0;
+			skb_abort_seq_read(&st);
+			return done;
+		}
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * Feeds everything queued on the socket to fn, which returns how much it took
+ * (less stops the read) or a negative error. Returns bytes consumed or the error.
+ */
+long srnic_sock_read(struct socket *sock, srnic_rx_fn fn, void *arg)
+{
+	struct srnic_rd rd = { .fn = fn, .arg = arg };
+	read_descriptor_t desc = { .arg.data = &rd, .count = 1 };
+	long n;
+
+	lock_sock(sock->sk);
+	n = tcp_read_sock(sock->sk, &desc, srnic_rx_actor);
+	release_sock(sock->sk);
+	return rd.err ? rd.err : n;
+}
+
+/* ---- Pinned user memory (rust/sys/pages.rs) ---- */
+
+struct mm_struct *srnic_mm_get_current(void)
+{
+	struct mm_struct *mm = current->mm;
+
+	if (mm)
+		mmgrab(mm);
+	return mm;
+}
+
+void srnic_mm_put(struct mm_struct *mm)
+{
+	mmdrop(mm);
+}
+
+/* Charges npages to mm->pinned_vm against RLIMIT_MEMLOCK, as ib_umem_get() does. */
+int srnic_mm_charge(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	u64 pinned = atomic64_add_return(npages, &mm->pinned_vm);
+
+	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void srnic_mm_uncharge(struct mm_struct *mm, unsigned long npages)
+{
+	atomic64_sub(npages, &mm->pinned_vm);
+}
+
+/* Pins npages pages of the current process from start; all or nothing. */
+long srnic_pin_user_pages(unsigned long start, unsigned long npages, bool write, struct page **pages)
+{
+	unsigned int flags = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	unsigned long done = 0;
+	long r;
+
+	while (done < npages) {
+		r = pin_user_pages_fast(start + done * PAGE_SIZE,
+					min_t(unsigned long, npages - done, INT_MAX / PAGE_SIZE),
+					flags, pages + done);
+		if (r <= 0) {
+			if (done)
+				unpin_user_pages(pages, done);
+			return r ? r : -EFAULT;
+		}
+		done += r;
+	}
+	return done;
+}
+
+void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirty)
+{
+	unpin_user_pages_dirty_lock(pages, npages, dirty);
+}
+
+/* ---- CRC32c (rust/sys/crc.rs) ---- */
+
+u32 srnic_crc32c(u32 crc, const void *data, unsigned int len)
+{
+	return crc32c(crc, data, len);
+}
+
+/* ---- Workqueue (rust/sys/wq.rs) ---- */
+
+struct workqueue_struct *srnic_alloc_wq(const char *name)
+{
+	return alloc_workqueue("%s", WQ_UNBOUND, 0, name);
 }

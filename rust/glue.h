@@ -21,4 +21,42 @@ void srnic_misc_deregister(struct miscdevice *misc);
 /* rust/sys/waitqueue.rs */
 void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);
 
+/* rust/sys/socket.rs: kernel TCP sockets (IPv4, initial network namespace) */
+struct socket;
+int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out);
+int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **out);
+int srnic_sock_accept(struct socket *lsock, struct socket **out);
+void srnic_sock_release(struct socket *sock);
+void srnic_sock_shutdown(struct socket *sock, bool abort);
+void srnic_sock_set_timeouts(struct socket *sock, int rcv_ms, int snd_ms);
+void srnic_sock_nodelay(struct socket *sock);
+int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport);
+int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more);
+int srnic_sock_recv(struct socket *sock, void *buf, size_t len, bool nonblock);
+bool srnic_sock_closed(struct socket *sock);
+int srnic_sock_port(struct socket *sock);
+
+enum srnic_sock_event { SRNIC_SOCK_READABLE = 1, SRNIC_SOCK_WRITABLE = 2, SRNIC_SOCK_STATE = 3 };
+typedef void (*srnic_sock_cb_fn)(void *user, int event);
+int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *user);
+void *srnic_sock_clear_callbacks(struct socket *sock);
+typedef long (*srnic_rx_fn)(void *arg, const u8 *data, size_t len);
+long srnic_sock_read(struct socket *sock, srnic_rx_fn fn, void *arg);
+
+/* rust/sys/pages.rs: pinning user pages, charged to RLIMIT_MEMLOCK */
+struct mm_struct;
+struct page;
+struct mm_struct *srnic_mm_get_current(void);
+void srnic_mm_put(struct mm_struct *mm);
+int srnic_mm_charge(struct mm_struct *mm, unsigned long npages);
+void srnic_mm_uncharge(struct mm_struct *mm, unsigned long npages);
+long srnic_pin_user_pages(unsigned long start, unsigned long npages, bool write, struct page **pages);
+void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirty);
+
+/* rust/sys/crc.rs */
+u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
+
+/* rust/sys/wq.rs */
+struct workqueue_struct *srnic_alloc_wq(const char *name);
+
 #endif /* SRNIC_GLUE_H */

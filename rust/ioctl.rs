@@ -5,12 +5,19 @@
 //! a foreign magic or unknown number is `ENOTTY`; a known number with another
 //! direction or size is `EINVAL`; an unreadable or unwritable argument is
 //! `EFAULT`; a `size` field other than the structure's size, or a non-zero
-//! reserved field, is `EINVAL`. Each command then has one small function.
+//! reserved field, is `EINVAL`. Each command then has one small function, which
+//! answers `EINVAL` for an unknown handle or flag and `EBUSY` for an object
+//! still in use.
 
 use crate::{
+    cm::{self, CmJob, Listener, PrivateData},
     context::Context,
+    cq::Cq,
     limits,
-    uapi::{SrnicQueryDevice, SRNIC_IOCTL_MAGIC, SRNIC_IOCTL_QUERY_DEVICE},
+    pd::Pd,
+    qp::{Qp, QpCaps, QpState},
+    stats,
+    uapi::*,
 };
 use kernel::{
     ioctl::{_IOC_NR, _IOC_TYPE},
@@ -18,12 +25,6 @@ use kernel::{
     types::{AsBytes, FromBytes},
     uaccess::UserSlice,
 };
-
-// SAFETY: `SrnicQueryDevice` is `#[repr(C)]`, made only of integers, with no
-// padding (asserted in `uapi/src/abi.rs`), so every bit pattern is valid.
-unsafe impl FromBytes for SrnicQueryDevice {}
-// SAFETY: as above: no padding, so every byte is initialised.
-unsafe impl AsBytes for SrnicQueryDevice {}
 
 /// An ioctl argument structure.
 trait Arg: FromBytes + AsBytes {
@@ -35,22 +36,76 @@ trait Arg: FromBytes + AsBytes {
     fn reserved_zero(&self) -> bool;
 }
 
-impl Arg for SrnicQueryDevice {
-    const CMD: u32 = SRNIC_IOCTL_QUERY_DEVICE;
-    fn size(&self) -> u32 {
-        self.size
+/// Zero test for the reserved field types.
+trait IsZero {
+    fn is_zero(&self) -> bool;
+}
+impl IsZero for u32 {
+    fn is_zero(&self) -> bool {
+        *self == 0
     }
-    fn reserved_zero(&self) -> bool {
-        self.reserved.iter().all(|&r| r == 0)
+}
+impl IsZero for u64 {
+    fn is_zero(&self) -> bool {
+        *self == 0
+    }
+}
+impl<const N: usize> IsZero for [u64; N] {
+    fn is_zero(&self) -> bool {
+        self.iter().all(|&r| r == 0)
     }
 }
 
+/// Implements the byte-level traits for ABI structures.
+macro_rules! abi_bytes {
+    ($($t:ty),* $(,)?) => {$(
+        // SAFETY: the ABI structures are `#[repr(C)]`, made only of integers and
+        // integer arrays, with no padding (asserted in `uapi/src/abi.rs` and by
+        // the C header test), so every bit pattern is valid and every byte is
+        // initialised.
+        unsafe impl FromBytes for $t {}
+        // SAFETY: as above.
+        unsafe impl AsBytes for $t {}
+    )*};
+}
+abi_bytes!(
+    SrnicQueryDevice, SrnicHandleArg, SrnicAllocPd, SrnicRegMr, SrnicCreateCq,
+    SrnicReqNotifyCq, SrnicWc, SrnicPollCq, SrnicCreateQp, SrnicQueryQp, SrnicListen,
+    SrnicConnect, SrnicAccept, SrnicReject, SrnicDisconnect, SrnicEvent, SrnicSge,
+    SrnicPostWr, SrnicStats,
+);
+
+/// Implements [`Arg`] for a structure, its command and its reserved fields.
+macro_rules! arg {
+    ($t:ty, $cmd:expr, [$($r:ident),*]) => {
+        impl Arg for $t {
+            const CMD: u32 = $cmd;
+            fn size(&self) -> u32 {
+                self.size
+            }
+            fn reserved_zero(&self) -> bool {
+                true $(&& self.$r.is_zero())*
+            }
+        }
+    };
+}
+arg!(SrnicQueryDevice, SRNIC_IOCTL_QUERY_DEVICE, [reserved]);
+arg!(SrnicAllocPd, SRNIC_IOCTL_ALLOC_PD, [reserved]);
+arg!(SrnicRegMr, SRNIC_IOCTL_REG_MR, [reserved]);
+arg!(SrnicCreateCq, SRNIC_IOCTL_CREATE_CQ, [reserved0, reserved]);
+arg!(SrnicReqNotifyCq, SRNIC_IOCTL_REQ_NOTIFY_CQ, [reserved0, reserved]);
+arg!(SrnicPollCq, SRNIC_IOCTL_POLL_CQ, [reserved0, reserved]);
+arg!(SrnicCreateQp, SRNIC_IOCTL_CREATE_QP, [reserved0, reserved]);
+arg!(SrnicQueryQp, SRNIC_IOCTL_QUERY_QP, [reserved0, reserved]);
+arg!(SrnicListen, SRNIC_IOCTL_LISTEN, [reserved]);
+arg!(SrnicConnect, SRNIC_IOCTL_CONNECT, [reserved]);
+arg!(SrnicAccept, SRNIC_IOCTL_ACCEPT, [reserved]);
+arg!(SrnicReject, SRNIC_IOCTL_REJECT, [reserved0, reserved]);
+arg!(SrnicDisconnect, SRNIC_IOCTL_DISCONNECT, [reserved0]);
+arg!(SrnicStats, SRNIC_IOCTL_QUERY_STATS, [reserved0, reserved]);
+
 /// Runs `f` on the validated argument of command `cmd` and copies it back.
-fn with_arg<T: Arg>(
-    cmd: u32,
-    arg: usize,
-    f: impl FnOnce(&mut T) -> Result<isize>,
-) -> Result<isize> {
+fn with_arg<T: Arg>(cmd: u32, arg: usize, f: impl FnOnce(&mut T) -> Result<isize>) -> Result<isize> {
     if cmd != T::CMD {
         // Right number, wrong direction or size.
         return Err(EINVAL);
@@ -66,19 +121,263 @@ fn with_arg<T: Arg>(
     Ok(ret)
 }
 
+/// Runs `f` on the handle of a destroy command `cmd` (expected `want`).
+fn with_handle(cmd: u32, want: u32, arg: usize, f: impl FnOnce(u32) -> Result) -> Result<isize> {
+    if cmd != want {
+        return Err(EINVAL);
+    }
+    let len = core::mem::size_of::<SrnicHandleArg>();
+    let mut r = UserSlice::new(arg, len).reader();
+    let a: SrnicHandleArg = r.read()?;
+    if a.size as usize != len || a.reserved != 0 {
+        return Err(EINVAL);
+    }
+    f(a.handle)?;
+    Ok(0)
+}
+
 /// Dispatches one ioctl of `ctx`.
-pub(crate) fn dispatch(_ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
+pub(crate) fn dispatch(ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
     if _IOC_TYPE(cmd) != SRNIC_IOCTL_MAGIC {
         return Err(ENOTTY);
     }
+    let nr = |c: u32| _IOC_NR(c);
     match _IOC_NR(cmd) {
-        n if n == _IOC_NR(SRNIC_IOCTL_QUERY_DEVICE) => with_arg(cmd, arg, query_device),
+        n if n == nr(SRNIC_IOCTL_QUERY_DEVICE) => with_arg(cmd, arg, query_device),
+        n if n == nr(SRNIC_IOCTL_ALLOC_PD) => with_arg(cmd, arg, |a| alloc_pd(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_DEALLOC_PD) => with_handle(cmd, SRNIC_IOCTL_DEALLOC_PD, arg, |h| dealloc_pd(ctx, h)),
+        n if n == nr(SRNIC_IOCTL_REG_MR) => with_arg(cmd, arg, |a| reg_mr(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_DEREG_MR) => with_handle(cmd, SRNIC_IOCTL_DEREG_MR, arg, |h| ctx.mrs.deregister(h).map(drop)),
+        n if n == nr(SRNIC_IOCTL_CREATE_CQ) => with_arg(cmd, arg, |a| create_cq(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_DESTROY_CQ) => with_handle(cmd, SRNIC_IOCTL_DESTROY_CQ, arg, |h| destroy_cq(ctx, h)),
+        n if n == nr(SRNIC_IOCTL_REQ_NOTIFY_CQ) => with_arg(cmd, arg, |a| req_notify_cq(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_POLL_CQ) => with_arg(cmd, arg, |a| poll_cq(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_CREATE_QP) => with_arg(cmd, arg, |a| create_qp(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_DESTROY_QP) => with_handle(cmd, SRNIC_IOCTL_DESTROY_QP, arg, |h| destroy_qp(ctx, h)),
+        n if n == nr(SRNIC_IOCTL_QUERY_QP) => with_arg(cmd, arg, |a| query_qp(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_LISTEN) => with_arg(cmd, arg, |a| listen(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_DESTROY_LISTENER) => with_handle(cmd, SRNIC_IOCTL_DESTROY_LISTENER, arg, |h| destroy_listener(ctx, h)),
+        n if n == nr(SRNIC_IOCTL_CONNECT) => with_arg(cmd, arg, |a| connect(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_ACCEPT) => with_arg(cmd, arg, |a| accept(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_REJECT) => with_arg(cmd, arg, |a| reject(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_DISCONNECT) => with_arg(cmd, arg, |a| disconnect(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_QUERY_STATS) => with_arg(cmd, arg, query_stats),
         _ => Err(ENOTTY),
     }
 }
 
-/// `SRNIC_IOCTL_QUERY_DEVICE`.
 fn query_device(q: &mut SrnicQueryDevice) -> Result<isize> {
     limits::fill(q);
+    Ok(0)
+}
+
+fn query_stats(s: &mut SrnicStats) -> Result<isize> {
+    stats::fill(s);
+    Ok(0)
+}
+
+fn alloc_pd(ctx: &Context, a: &mut SrnicAllocPd) -> Result<isize> {
+    let pd = Pd::new()?;
+    a.pd_handle = ctx.objs.lock().pds.insert(pd)?;
+    Ok(0)
+}
+
+fn dealloc_pd(ctx: &Context, h: u32) -> Result {
+    let mut o = ctx.objs.lock();
+    if o.pds.get(h)?.in_use() {
+        return Err(EBUSY);
+    }
+    o.pds.remove(h).map(drop)
+}
+
+fn reg_mr(ctx: &Context, a: &mut SrnicRegMr) -> Result<isize> {
+    if a.access & !SRNIC_ACCESS_ALL != 0 || a.length == 0 || a.length > limits::MAX_MR_SIZE {
+        return Err(EINVAL);
+    }
+    // Remote write without local write is meaningless (RFC 5040 ties them).
+    if a.access & SRNIC_ACCESS_REMOTE_WRITE != 0 && a.access & SRNIC_ACCESS_LOCAL_WRITE == 0 {
+        return Err(EINVAL);
+    }
+    let pd = ctx.objs.lock().pds.get(a.pd_handle)?.clone();
+    let mr = ctx.mrs.register(&pd, a.addr, a.length, a.access)?;
+    a.mr_handle = mr.stag >> 8;
+    a.lkey = mr.stag;
+    a.rkey = mr.stag;
+    Ok(0)
+}
+
+fn create_cq(ctx: &Context, a: &mut SrnicCreateCq) -> Result<isize> {
+    if a.cqe == 0 || a.cqe as usize > limits::MAX_CQE {
+        return Err(EINVAL);
+    }
+    let mut o = ctx.objs.lock();
+    let handle = o.cqs.next_handle()?;
+    let cq = Cq::new(handle, a.cqe as usize, ctx.events.clone())?;
+    a.cq_handle = o.cqs.insert(cq)?;
+    Ok(0)
+}
+
+fn destroy_cq(ctx: &Context, h: u32) -> Result {
+    let mut o = ctx.objs.lock();
+    if o.cqs.get(h)?.in_use() {
+        return Err(EBUSY);
+    }
+    o.cqs.remove(h).map(drop)
+}
+
+fn req_notify_cq(ctx: &Context, a: &mut SrnicReqNotifyCq) -> Result<isize> {
+    if a.flags == 0 || a.flags & !(SRNIC_CQ_NEXT_COMP | SRNIC_CQ_SOLICITED) != 0 {
+        return Err(EINVAL);
+    }
+    let cq = ctx.objs.lock().cqs.get(a.cq_handle)?.clone();
+    Ok(isize::from(cq.arm(a.flags)))
+}
+
+fn poll_cq(ctx: &Context, a: &mut SrnicPollCq) -> Result<isize> {
+    const BATCH: usize = 16;
+    let cq = ctx.objs.lock().cqs.get(a.cq_handle)?.clone();
+    let want = a.num_entries as usize;
+    let rec = core::mem::size_of::<SrnicWc>();
+    let total = want.checked_mul(rec).ok_or(EINVAL)?;
+    let mut w = UserSlice::new(a.wc_ptr as usize, total).writer();
+    let mut done = 0;
+    let mut buf = [SrnicWc::default(); BATCH];
+    while done < want {
+        let n = cq.poll(&mut buf[..BATCH.min(want - done)]);
+        for wc in &buf[..n] {
+            // A completion that cannot be delivered is lost, as with any fault in
+            // the caller's array; the count tells how many arrived.
+            w.write(wc)?;
+        }
+        done += n;
+        if n < BATCH.min(want) {
+            break;
+        }
+    }
+    a.num_entries = done as u32;
+    Ok(0)
+}
+
+fn create_qp(ctx: &Context, a: &mut SrnicCreateQp) -> Result<isize> {
+    let caps = QpCaps {
+        max_send_wr: a.max_send_wr.max(1),
+        max_recv_wr: a.max_recv_wr.max(1),
+        max_send_sge: a.max_send_sge.max(1),
+        max_recv_sge: a.max_recv_sge.max(1),
+        max_inline: a.max_inline_data,
+        sq_sig_all: a.sq_sig_all != 0,
+    };
+    if caps.max_send_wr as usize > limits::MAX_QP_WR
+        || caps.max_recv_wr as usize > limits::MAX_QP_WR
+        || caps.max_send_sge as usize > limits::MAX_SGE
+        || caps.max_recv_sge as usize > limits::MAX_SGE
+        || caps.max_inline as usize > limits::MAX_INLINE
+        || a.sq_sig_all > 1
+    {
+        return Err(EINVAL);
+    }
+    let mut o = ctx.objs.lock();
+    let pd = o.pds.get(a.pd_handle)?.clone();
+    let scq = o.cqs.get(a.send_cq)?.clone();
+    let rcq = o.cqs.get(a.recv_cq)?.clone();
+    let handle = o.qps.next_handle()?;
+    let qp = Qp::new(handle, &pd, scq, rcq, ctx.mrs.clone(), ctx.events.clone(), caps)?;
+    a.qp_handle = o.qps.insert(qp)?;
+    a.max_send_wr = caps.max_send_wr;
+    a.max_recv_wr = caps.max_recv_wr;
+    a.max_send_sge = caps.max_send_sge;
+    a.max_recv_sge = caps.max_recv_sge;
+    Ok(0)
+}
+
+fn destroy_qp(ctx: &Context, h: u32) -> Result {
+    let qp = ctx.objs.lock().qps.remove(h)?;
+    qp.teardown();
+    Ok(())
+}
+
+fn query_qp(ctx: &Context, a: &mut SrnicQueryQp) -> Result<isize> {
+    let qp = ctx.objs.lock().qps.get(a.qp_handle)?.clone();
+    qp.query(a);
+    Ok(0)
+}
+
+fn listen(ctx: &Context, a: &mut SrnicListen) -> Result<isize> {
+    if a.mpa_flags & !SRNIC_MPA_ALL != 0 {
+        return Err(EINVAL);
+    }
+    let addr = cm::from_abi_addr(&a.addr)?;
+    let mut o = ctx.objs.lock();
+    let handle = o.listeners.next_handle()?;
+    let (l, port) = Listener::start(handle, addr, a.backlog, a.mpa_flags, ctx.conns.clone(), ctx.events.clone())?;
+    match o.listeners.insert(l.clone()) {
+        Ok(h) => a.listener_handle = h,
+        Err(e) => {
+            l.stop();
+            return Err(e);
+        }
+    }
+    a.addr.port = port;
+    Ok(0)
+}
+
+fn destroy_listener(ctx: &Context, h: u32) -> Result {
+    let l = ctx.objs.lock().listeners.remove(h)?;
+    l.stop();
+    Ok(())
+}
+
+/// The QP `handle`, which must be in state INIT; moves it to CONNECTING.
+fn qp_for_connect(ctx: &Context, handle: u32) -> Result<kernel::sync::Arc<Qp>> {
+    let qp = ctx.objs.lock().qps.get(handle)?.clone();
+    let mut c = qp.conn.lock();
+    if c.state != QpState::Init {
+        return Err(EINVAL);
+    }
+    c.state = QpState::Connecting;
+    drop(c);
+    Ok(qp)
+}
+
+fn connect(ctx: &Context, a: &mut SrnicConnect) -> Result<isize> {
+    if a.mpa_flags & !SRNIC_MPA_ALL != 0 {
+        return Err(EINVAL);
+    }
+    let addr = cm::from_abi_addr(&a.addr)?;
+    let pd = PrivateData::from_user(a.private_data, a.private_data_len)?;
+    let cfg = cm::mpa_config(a.mpa_flags, a.ird, a.ord);
+    let qp = qp_for_connect(ctx, a.qp_handle)?;
+    qp.conn.lock().cm_job = Some(CmJob::Connect { addr, cfg, pd });
+    qp.kick_cm();
+    Ok(0)
+}
+
+fn accept(ctx: &Context, a: &mut SrnicAccept) -> Result<isize> {
+    let pd = PrivateData::from_user(a.private_data, a.private_data_len)?;
+    let req = ctx.conns.lock().get(a.conn_id)?.clone();
+    let qp = qp_for_connect(ctx, a.qp_handle)?;
+    // The request is the QP's now.
+    let _ = ctx.conns.lock().remove(a.conn_id);
+    let mut cfg = req.cfg;
+    cfg.ird = a.ird.min(limits::MAX_IRD as u32) as u16;
+    cfg.ord = a.ord.min(limits::MAX_ORD as u32) as u16;
+    qp.conn.lock().cm_job = Some(CmJob::Accept { req, cfg, pd });
+    qp.kick_cm();
+    Ok(0)
+}
+
+fn reject(ctx: &Context, a: &mut SrnicReject) -> Result<isize> {
+    let pd = PrivateData::from_user(a.private_data, a.private_data_len)?;
+    let req = ctx.conns.lock().remove(a.conn_id)?;
+    req.reject(&pd)?;
+    Ok(0)
+}
+
+fn disconnect(ctx: &Context, a: &mut SrnicDisconnect) -> Result<isize> {
+    if a.flags & !SRNIC_DISCONNECT_ABORT != 0 {
+        return Err(EINVAL);
+    }
+    let qp = ctx.objs.lock().qps.get(a.qp_handle)?.clone();
+    qp.disconnect(a.flags & SRNIC_DISCONNECT_ABORT != 0)?;
     Ok(0)
 }

@@ -2,28 +2,63 @@
 //! The device's ABI version, capabilities and limits, as `SRNIC_IOCTL_QUERY_DEVICE`
 //! reports them. The limits bound what one open file (one context) may create.
 
-use crate::uapi::{SrnicQueryDevice, SRNIC_ABI_VERSION};
+use crate::uapi::{
+    SrnicQueryDevice, SRNIC_ABI_VERSION, SRNIC_CAP_IWARP, SRNIC_CAP_MPA_CRC, SRNIC_CAP_MPA_MARKERS,
+};
 use kernel::prelude::*;
 
 /// The capabilities this build implements (a bit is set only when it works).
-pub(crate) const CAPABILITIES: u64 = 0;
+pub(crate) const CAPABILITIES: u64 = SRNIC_CAP_IWARP | SRNIC_CAP_MPA_CRC | SRNIC_CAP_MPA_MARKERS;
+
+/// Protection domains per context.
+pub(crate) const MAX_PD: usize = 1024;
+/// Memory regions per context.
+pub(crate) const MAX_MR: usize = 4096;
+/// Bytes in one memory region.
+pub(crate) const MAX_MR_SIZE: u64 = 1 << 32;
+/// Completion queues per context.
+pub(crate) const MAX_CQ: usize = 1024;
+/// Entries in one completion queue.
+pub(crate) const MAX_CQE: usize = 65536;
+/// Queue pairs per context.
+pub(crate) const MAX_QP: usize = 1024;
+/// Work requests per send or receive queue.
+pub(crate) const MAX_QP_WR: usize = 4096;
+/// Scatter/gather elements per work request.
+pub(crate) const MAX_SGE: usize = 16;
+/// Inline bytes per send work request.
+pub(crate) const MAX_INLINE: usize = 256;
+/// Outbound RDMA Reads in flight per QP.
+pub(crate) const MAX_ORD: usize = 32;
+/// Inbound RDMA Reads in flight per QP.
+pub(crate) const MAX_IRD: usize = 32;
+/// RMPP endpoints per context.
+pub(crate) const MAX_RMPP_ENDPOINTS: usize = 64;
+/// Listeners per context.
+pub(crate) const MAX_LISTENERS: usize = 64;
+/// Connection requests waiting for accept or reject, per context.
+pub(crate) const MAX_CONN_REQS: usize = 256;
+/// Wire size of the FPDUs srnic sends (header, payload, pad and CRC). siw and
+/// srnic accept FPDUs of any size up to the 16-bit ULPDU length; 16 KiB FPDUs
+/// cost far less per byte than MSS-sized ones.
+pub(crate) const FPDU_BUDGET: usize = 16384;
 
 /// Fills the output fields of a query with this device's values.
 pub(crate) fn fill(q: &mut SrnicQueryDevice) {
     q.abi_version = SRNIC_ABI_VERSION;
     q.capabilities = CAPABILITIES;
-    q.max_pd = 1024;
-    q.max_mr = 4096;
-    q.max_mr_size = 1 << 32;
-    q.max_cq = 1024;
-    q.max_cqe = 65536;
-    q.max_qp = 1024;
-    q.max_qp_wr = 4096;
-    q.max_sge = 16;
-    q.max_inline_data = 256;
-    q.max_ord = 32;
-    q.max_ird = 32;
-    q.max_rmpp_endpoints = 64;
+    q.max_pd = MAX_PD as u32;
+    q.max_mr = MAX_MR as u32;
+    q.max_mr_size = MAX_MR_SIZE;
+    q.max_cq = MAX_CQ as u32;
+    q.max_cqe = MAX_CQE as u32;
+    q.max_qp = MAX_QP as u32;
+    q.max_qp_wr = MAX_QP_WR as u32;
+    q.max_sge = MAX_SGE as u32;
+    q.max_inline_data = MAX_INLINE as u32;
+    q.max_ord = MAX_ORD as u32;
+    q.max_ird = MAX_IRD as u32;
+    q.max_rmpp_endpoints = MAX_RMPP_ENDPOINTS as u32;
     q.page_size = kernel::page::PAGE_SIZE as u32;
 }
 

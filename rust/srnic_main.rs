@@ -8,10 +8,19 @@
 
 use kernel::{c_str, prelude::*};
 
+mod cm;
 mod context;
+mod cq;
+mod events;
 mod ioctl;
 mod limits;
+mod mr;
+mod pd;
+mod post;
+mod qp;
+mod stats;
 pub mod sys;
+mod table;
 
 /// The protocol cores, shared with the host as the `srnic-proto` crate (see
 /// `rust/proto/src/lib.rs`): `no_std`, allocation-free, sans-IO state machines.
@@ -38,7 +47,10 @@ module! {
 
 /// The loaded module: owns the registration of `/dev/srnic`.
 struct SrnicModule {
+    // Field order is drop order: the device goes first (no new files), then the
+    // workqueue, whose destruction waits for every queued item.
     _misc: sys::miscdev::Registration<context::Context>,
+    _wq: sys::wq::WorkQueue,
 }
 
 impl kernel::Module for SrnicModule {
@@ -47,8 +59,9 @@ impl kernel::Module for SrnicModule {
         // context takes is charged to its process (pinned pages to RLIMIT_MEMLOCK)
         // and bounded by the per-context limits in `limits`; see
         // Documentation/srnic/index.rst.
+        let wq = sys::wq::WorkQueue::create()?;
         let misc = sys::miscdev::Registration::<context::Context>::register(c_str!("srnic"), 0o666)?;
         limits::announce();
-        Ok(Self { _misc: misc })
+        Ok(Self { _misc: misc, _wq: wq })
     }
 }

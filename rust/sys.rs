@@ -3,5 +3,10 @@
 //! does not wrap. These modules, and only these, use `bindings::` and the C glue
 //! in `rust/glue.c`; each is small enough to be reviewed on its own.
 
+pub mod crc;
+pub mod errno;
 pub mod miscdev;
+pub mod pages;
+pub mod socket;
 pub mod waitqueue;
+pub mod wq;

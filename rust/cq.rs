@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Completion queues.
+//!
+//! A CQ is a fixed ring of work completions, filled by its queue pairs (from the
+//! receive and transmit work items and from ioctls that flush) and emptied by
+//! `POLL_CQ`. Arming it (`REQ_NOTIFY_CQ`) asks for one `SRNIC_EVENT_CQ` on the
+//! context's event queue at the next completion (or the next solicited or error
+//! completion). Overflow is an error: the completion is lost, the CQ is marked
+//! and `SRNIC_EVENT_CQ_ERROR` is reported once.
+
+use crate::{
+    events::{event, Events},
+    uapi::{
+        SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_EVENT_CQ, SRNIC_EVENT_CQ_ERROR,
+        SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS,
+    },
+};
+use crate::table::ring_add;
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    alloc::KVVec,
+    new_spinlock,
+    prelude::*,
+    sync::{Arc, SpinLock},
+};
+
+struct Ring {
+    wcs: KVVec<SrnicWc>,
+    head: usize,
+    count: usize,
+    /// `SRNIC_CQ_*` flags of the pending arming, 0 when not armed.
+    armed: u32,
+    overflowed: bool,
+}
+
+/// A completion queue.
+#[pin_data]
+pub(crate) struct Cq {
+    /// The CQ's handle (reported in its events).
+    pub(crate) handle: u32,
+    #[pin]
+    ring: SpinLock<Ring>,
+    events: Arc<Events>,
+    /// Queue pairs using this CQ.
+    pub(crate) users: AtomicU32,
+}
+
+impl Cq {
+    /// A CQ with room for `cqe` completions.
+    pub(crate) fn new(handle: u32, cqe: usize, events: Arc<Events>) -> Result<Arc<Self>> {
+        let mut wcs = KVVec::with_capacity(cqe, GFP_KERNEL)?;
+        for _ in 0..cqe {
+            wcs.push(SrnicWc::default(), GFP_KERNEL)?;
+        }
+        Arc::pin_init(
+            pin_init!(Self {
+                handle,
+                ring <- new_spinlock!(Ring { wcs, head: 0, count: 0, armed: 0, overflowed: false }, "srnic_cq"),
+                events,
+                users: AtomicU32::new(0),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Adds a completion; fires an armed notification that it matches.
+    pub(crate) fn push(&self, wc: SrnicWc) {
+        let (notify, overflow) = {
+            let mut r = self.ring.lock();
+            let cap = r.wcs.len();
+            if r.count == cap {
+                let first = !r.overflowed;
+                r.overflowed = true;
+                (false, first)
+            } else {
+                let slot = ring_add(r.head, r.count, cap);
+                r.wcs[slot] = wc;
+                r.count += 1;
+                let matches = r.armed & SRNIC_CQ_NEXT_COMP != 0
+                    || (r.armed & SRNIC_CQ_SOLICITED != 0
+                        && (wc.flags & SRNIC_WC_SOLICITED != 0 || wc.status != SRNIC_WC_SUCCESS));
+                if matches {
+                    r.armed = 0;
+                }
+                (matches, false)
+            }
+        };
+        if notify {
+            self.events.push(event(SRNIC_EVENT_CQ, self.handle));
+        }
+        if overflow {
+            self.events.push(event(SRNIC_EVENT_CQ_ERROR, self.handle));
+        }
+    }
+
+    /// Moves up to `out.len()` completions into `out`; returns how many.
+    pub(crate) fn poll(&self, out: &mut [SrnicWc]) -> usize {
+        let mut r = self.ring.lock();
+        let cap = r.wcs.len();
+        let n = out.len().min(r.count);
+        for o in out.iter_mut().take(n) {
+            *o = r.wcs[r.head];
+            r.head = ring_add(r.head, 1, cap);
+            r.count -= 1;
+        }
+        n
+    }
+
+    /// Arms the CQ with `SRNIC_CQ_*` flags; returns whether completions are
+    /// already waiting to be polled.
+    pub(crate) fn arm(&self, flags: u32) -> bool {
+        let mut r = self.ring.lock();
+        // A solicited-only arming does not weaken an any-completion one.
+        r.armed |= flags;
+        r.count > 0
+    }
+
+    /// Whether a queue pair still uses this CQ.
+    pub(crate) fn in_use(&self) -> bool {
+        self.users.load(Ordering::Acquire) != 0
+    }
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory regions.
+//!
+//! A memory region is a range of the registering process's memory, pinned for as
+//! long as the region (or any in-flight operation on it) lives, with access rights
+//! and a protection domain. Its STag (24-bit index, 8-bit key) is both the local
+//! key and the remote key; peers address it with tagged offsets equal to its
+//! virtual addresses, as siw does. A remote Send with Invalidate invalidates it:
+//! from then on every access fails, until it is deregistered.
+
+use crate::{
+    pd::{Pd, PdUse},
+    proto::rdmap::StagError,
+    sys::pages::PinnedPages,
+    uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
+};
+use core::sync::atomic::{AtomicBool, Ordering};
+use kernel::{
+    alloc::KVec,
+    new_mutex,
+    page::PAGE_SIZE,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
+
+/// What an access to a region needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Local read: the source of a Send, Write or Read Response.
+    LocalRead,
+    /// Local write: a receive buffer or the sink of a local Read.
+    LocalWrite,
+    /// A peer writes (RDMA Write, Read Response into our sink is `LocalWrite`).
+    RemoteWrite,
+    /// A peer reads (the source of our Read Response).
+    RemoteRead,
+}
+
+/// A registered memory region.
+pub(crate) struct Mr {
+    /// The STag (lkey and rkey).
+    pub(crate) stag: u32,
+    /// First virtual address.
+    pub(crate) va: u64,
+    /// Length in bytes.
+    pub(crate) len: u64,
+    /// `SRNIC_ACCESS_*` bits.
+    pub(crate) access: u32,
+    pd: PdUse,
+    pages: PinnedPages,
+    /// Offset of `va` inside the first pinned page.
+    page_off: usize,
+    valid: AtomicBool,
+}
+
+impl Mr {
+    /// Pins `[va, va + len)` of the calling process and makes a region of it.
+    pub(crate) fn register(pd: &Arc<Pd>, stag: u32, va: u64, len: u64, access: u32) -> Result<Arc<Self>> {
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        let end = va.checked_add(len).ok_or(EINVAL)?;
+        let first = va & !(PAGE_SIZE as u64 - 1);
+        let last = end.checked_add(PAGE_SIZE as u64 - 1).ok_or(EINVAL)? & !(PAGE_SIZE as u64 - 1);
+        let npages = usize::try_from((last - first) / PAGE_SIZE as u64).map_err(|_| EINVAL)?;
+        let writable = access & (SRNIC_ACCESS_LOCAL_WRITE | SRNIC_ACCESS_REMOTE_WRITE) != 0;
+        let start = usize::try_from(first).map_err(|_| EFAULT)?;
+        let pages = PinnedPages::pin(start, npages, writable)?;
+        Arc::new(
+            Self {
+                stag,
+                va,
+                len,
+                access,
+                pd: PdUse::new(pd),
+                pages,
+                page_off: (va - first) as usize,
+                valid: AtomicBool::new(true),
+            },
+            GFP_KERNEL,
+        )
+        .map_err(Into::into)
+    }
+
+    /// Checks an access of `len` bytes at address `to` by a QP of PD `pd_id`.
+    pub(crate) fn check(&self, pd_id: u64, to: u64, len: u64, need: Need) -> Result<(), StagError> {
+        if !self.valid.load(Ordering::Acquire) {
+            return Err(StagError::InvalidStag);
+        }
+        if self.pd.id() != pd_id {
+            return Err(StagError::PdMismatch);
+        }
+        let right = match need {
+            Need::LocalRead => true,
+            Need::LocalWrite => self.access & SRNIC_ACCESS_LOCAL_WRITE != 0,
+            Need::RemoteWrite => self.access & SRNIC_ACCESS_REMOTE_WRITE != 0,
+            Need::RemoteRead => self.access & SRNIC_ACCESS_REMOTE_READ != 0,
+        };
+        if !right {
+            return Err(StagError::AccessRights);
+        }
+        let end = to.checked_add(len).ok_or(StagError::ToWrap)?;
+        if to < self.va || end > self.va + self.len {
+            return Err(StagError::BaseBounds);
+        }
+        Ok(())
+    }
+
+    /// Invalidates the region for a Send with Invalidate from a QP of PD `pd_id`.
+    pub(crate) fn invalidate(&self, pd_id: u64) -> Result<(), StagError> {
+        if self.pd.id() != pd_id {
+            return Err(StagError::PdMismatch);
+        }
+        if !self.valid.swap(false, Ordering::AcqRel) {
+            return Err(StagError::InvalidStag);
+        }
+        Ok(())
+    }
+
+    fn offset(&self, to: u64, len: usize) -> Result<usize> {
+        let end = to.checked_add(len as u64).ok_or(EFAULT)?;
+        if to < self.va || end > self.va + self.len {
+            return Err(EFAULT);
+        }
+        usize::try_from(to - self.va).map(|o| o + self.page_off).map_err(|_| EFAULT)
+    }
+
+    /// Copies `data` to address `to` (bounds checked; rights are checked by
+    /// [`Self::check`] when the operation starts).
+    pub(crate) fn write(&self, to: u64, data: &[u8]) -> Result {
+        let off = self.offset(to, data.len())?;
+        self.pages.write(off, data)
+    }
+
+    /// Calls `f` with the mapped pieces of `[to, to + len)`, in order.
+    pub(crate) fn read_pieces(&self, to: u64, len: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
+        let off = self.offset(to, len)?;
+        self.pages.read_pieces(off, len, f)
+    }
+}
+
+/// The memory regions of one file, by STag index. Looked up by the receive and
+/// transmit paths of the file's queue pairs as well as by ioctls.
+#[pin_data]
+pub(crate) struct MrTable {
+    #[pin]
+    slots: Mutex<Slots>,
+}
+
+struct Slots {
+    mrs: KVec<Option<Arc<Mr>>>,
+    /// The key of each slot's next region, so a stale STag does not name a new one.
+    keys: KVec<u8>,
+    live: usize,
+    max: usize,
+}
+
+impl MrTable {
+    /// An empty table of at most `max` regions.
+    pub(crate) fn new(max: usize) -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                slots <- new_mutex!(Slots { mrs: KVec::new(), keys: KVec::new(), live: 0, max }, "srnic_mrs"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Registers a region with a fresh STag; returns it.
+    pub(crate) fn register(&self, pd: &Arc<Pd>, va: u64, len: u64, access: u32) -> Result<Arc<Mr>> {
+        let mut s = self.slots.lock();
+        if s.live >= s.max {
+            return Err(ENOMEM);
+        }
+        let idx = match s.mrs.iter().position(|m| m.is_none()) {
+            Some(i) => i,
+            None => {
+                s.mrs.push(None, GFP_KERNEL)?;
+                s.keys.push(0, GFP_KERNEL)?;
+                s.mrs.len() - 1
+            }
+        };
+        // STag index 0 is never used: siw's peer-to-peer RTR writes to STag 1 with
+        // length 0, and index 0 with key 0 would be STag 0.
+        let index = u32::try_from(idx + 1).map_err(|_| ENOMEM)?;
+        if index >= 1 << 24 {
+            return Err(ENOMEM);
+        }
+        let key = s.keys[idx];
+        s.keys[idx] = key.wrapping_add(1);
+        let stag = index << 8 | u32::from(key);
+        let mr = Mr::register(pd, stag, va, len, access)?;
+        s.mrs[idx] = Some(mr.clone());
+        s.live += 1;
+        Ok(mr)
+    }
+
+    /// The region named by `stag` (index and key must both match).
+    pub(crate) fn lookup(&self, stag: u32) -> Option<Arc<Mr>> {
+        let idx = (stag >> 8).checked_sub(1)? as usize;
+        let s = self.slots.lock();
+        s.mrs.get(idx)?.as_ref().filter(|m| m.stag == stag).cloned()
+    }
+
+    /// Removes the region with handle `handle` (its STag index).
+    pub(crate) fn deregister(&self, handle: u32) -> Result<Arc<Mr>> {
+        let idx = (handle as usize).checked_sub(1).ok_or(EINVAL)?;
+        let mut s = self.slots.lock();
+        let mr = s.mrs.get_mut(idx).and_then(Option::take).ok_or(EINVAL)?;
+        s.live -= 1;
+        Ok(mr)
+    }
+
+    /// Removes every region (file release).
+    pub(crate) fn clear(&self) {
+        let mrs = {
+            let mut s = self.slots.lock();
+            s.live = 0;
+            core::mem::take(&mut s.mrs)
+        };
+        // Unpinning happens here, outside the lock (or later, when an in-flight
+        // operation drops its reference).
+        drop(mrs);
+    }
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `write()`: posting batches of work requests.
+//!
+//! The buffer is a sequence of records, each a `struct srnic_post_wr` followed by
+//! `num_sge` `struct srnic_sge`. Records are posted in order; the first one that
+//! cannot be posted ends the batch: `write()` returns the bytes of the records
+//! before it, or that record's error if it is the first. Nothing is allocated.
+
+use crate::{
+    context::Context,
+    limits,
+    qp::Qp,
+    uapi::*,
+};
+use kernel::{
+    prelude::*,
+    sync::Arc,
+    uaccess::{UserSlice, UserSliceReader},
+};
+
+const WR_LEN: usize = core::mem::size_of::<SrnicPostWr>();
+const SGE_LEN: usize = core::mem::size_of::<SrnicSge>();
+
+/// Posts the records in `buf`; returns the bytes consumed.
+pub(crate) fn write(ctx: &Context, buf: &mut UserSliceReader) -> Result<usize> {
+    let mut done = 0usize;
+    let mut cached: Option<(u32, Arc<Qp>)> = None;
+    while !buf.is_empty() {
+        match post_one(ctx, buf, &mut cached) {
+            Ok(n) => done += n,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(done)
+}
+
+fn post_one(ctx: &Context, buf: &mut UserSliceReader, cached: &mut Option<(u32, Arc<Qp>)>) -> Result<usize> {
+    if buf.len() < WR_LEN {
+        return Err(EINVAL);
+    }
+    let wr: SrnicPostWr = buf.read()?;
+    let nsge = usize::from(wr.num_sge);
+    if wr.reserved != 0 || nsge > limits::MAX_SGE || buf.len() < nsge * SGE_LEN {
+        return Err(EINVAL);
+    }
+    let mut sges = [SrnicSge::default(); limits::MAX_SGE];
+    for s in sges.iter_mut().take(nsge) {
+        *s = buf.read()?;
+    }
+    let sges = &sges[..nsge];
+    let qp = match cached {
+        Some((h, qp)) if *h == wr.qp_handle => qp.clone(),
+        _ => {
+            let qp = ctx.objs.lock().qps.get(wr.qp_handle)?.clone();
+            *cached = Some((wr.qp_handle, qp.clone()));
+            qp
+        }
+    };
+    let known = SRNIC_SEND_SIGNALED | SRNIC_SEND_INLINE | SRNIC_SEND_FENCE;
+    if wr.flags & !known != 0 {
+        return Err(EINVAL);
+    }
+    match u32::from(wr.opcode) {
+        SRNIC_WR_RECV => {
+            if wr.flags != 0 {
+                return Err(EINVAL);
+            }
+            qp.post_recv(&wr, sges)?;
+        }
+        SRNIC_WR_SEND | SRNIC_WR_SEND_WITH_INV | SRNIC_WR_SEND_WITH_SE
+        | SRNIC_WR_SEND_WITH_SE_INV | SRNIC_WR_RDMA_WRITE | SRNIC_WR_RDMA_READ => {
+            if wr.flags & SRNIC_SEND_INLINE != 0 {
+                // Gather the inline payload now: the caller may reuse its buffers.
+                let mut data = [0u8; limits::MAX_INLINE];
+                let mut len = 0usize;
+                for s in sges {
+                    let n = s.length as usize;
+                    if len + n > limits::MAX_INLINE {
+                        return Err(EINVAL);
+                    }
+                    UserSlice::new(s.addr as usize, n).reader().read_slice(&mut data[len..len + n])?;
+                    len += n;
+                }
+                qp.post_send(&wr, &[], Some(&data[..len]))?;
+            } else {
+                qp.post_send(&wr, sges, None)?;
+            }
+        }
+        _ => return Err(EINVAL),
+    }
+    Ok(WR_LEN + nsge * SGE_LEN)
+}

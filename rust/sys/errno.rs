@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Error codes the 6.12 `kernel` crate does not name (its `code` module lacks the
+//! networking ones).
+
+use kernel::{bindings, error::Error};
+
+fn errno(e: u32) -> Error {
+    Error::from_errno(-(e as i32))
+}
+
+/// `EPROTO`: a protocol violation.
+pub(crate) fn eproto() -> Error {
+    errno(bindings::EPROTO)
+}
+
+/// `ECONNRESET`: the peer reset the connection.
+pub(crate) fn econnreset() -> Error {
+    errno(bindings::ECONNRESET)
+}
+
+/// `ECONNREFUSED`: the peer refused (an MPA reject).
+pub(crate) fn econnrefused() -> Error {
+    errno(bindings::ECONNREFUSED)
+}
+
+/// `EAFNOSUPPORT`: an address family srnic does not speak.
+pub(crate) fn eafnosupport() -> Error {
+    errno(bindings::EAFNOSUPPORT)
+}
