@@ -500,6 +500,8 @@ impl Qp {
     /// Makes the QP ready to send: called by the connection manager once MPA
     /// negotiation succeeded on `sock`.
     pub(crate) fn establish(self: &Arc<Self>, sock: Arc<TcpSocket>, neg: Negotiated) -> Result {
+        // Before any QP lock: the socket lock nests inside `rx` and outside `conn`.
+        let addrs = sock.addrs().ok();
         let ord = (neg.ord as usize).min(limits::MAX_ORD) as u16;
         let ird = (neg.ird as usize).min(limits::MAX_IRD) as u16;
         {
@@ -524,7 +526,7 @@ impl Qp {
                     rx.engine.expect_rtr();
                 }
             }
-            if let Ok((l, r)) = sock.addrs() {
+            if let Some((l, r)) = addrs {
                 c.local = crate::cm::to_abi_addr(l);
                 c.remote = crate::cm::to_abi_addr(r);
             }
@@ -787,7 +789,25 @@ impl Qp {
                 stats::RX_FPDUS.fetch_add(1, Ordering::Relaxed);
                 let mut v = QpVerbs { qp: self, mr: None };
                 match rx.engine.on_header(&mut v, &header, ulpdu_len, u32::from(payload_len)) {
-                    Ok(crate::proto::rdmap::engine::RxAction::Place(p)) => rx.place = Some((p, v.mr)),
+                    Ok(crate::proto::rdmap::engine::RxAction::Place(p)) => {
+                        // A Read Response is matched against our outstanding Read
+                        // (not through `check_stag`): its sink is our own region.
+                        let mr = match (p, v.mr) {
+                            (_, Some(mr)) => Some(mr),
+                            (Placement::Tagged { stag, to, len }, None) => {
+                                match self.mrs.lookup(stag).filter(|mr| {
+                                    mr.check(self.pd_id(), to, u64::from(len), Need::LocalWrite).is_ok()
+                                }) {
+                                    Some(mr) => Some(mr),
+                                    None => {
+                                        return Err((Some(Terminate::new(TermCode::TaggedInvalidStag, None)), None))
+                                    }
+                                }
+                            }
+                            (_, None) => None,
+                        };
+                        rx.place = Some((p, mr));
+                    }
                     Ok(crate::proto::rdmap::engine::RxAction::Discard) => rx.place = None,
                     Err(e) => return Err(engine_failure(e)),
                 }

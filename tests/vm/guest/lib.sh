@@ -106,3 +106,44 @@ kmemleak_report() {
 	echo "srnic-vm: kmemleak: $n unreferenced objects"
 	cat $k
 }
+
+# load_srnic_both: (re)load srnic in this VM and the peer.
+load_srnic_both() {
+	grep -q '^srnic ' /proc/modules || insmod "$SRNIC_KO" || fail "insmod"
+	peer "grep -q '^srnic ' /proc/modules || insmod $SRNIC_KO" || fail "insmod on the peer"
+}
+
+unload_srnic_both() {
+	rmmod srnic 2>/dev/null
+	peer "rmmod srnic 2>/dev/null; true"
+}
+
+# peer_bg NAME CMD...: starts CMD in the background on the peer; its output and
+# exit status go to /tmp/NAME.log and /tmp/NAME.rc there.
+peer_bg() {
+	local name=$1
+	shift
+	peer "rm -f /tmp/$name.rc; (sh -c '$*' >/tmp/$name.log 2>&1; echo \$? >/tmp/$name.rc) >/dev/null 2>&1 &"
+}
+
+# peer_wait NAME [SECONDS]: waits for a peer_bg command, prints its output,
+# returns its exit status (124 on timeout).
+peer_wait() {
+	peer "i=0; while [ ! -f /tmp/$1.rc ] && [ \$i -lt ${2:-120} ]; do sleep 1; i=\$((i+1)); done; cat /tmp/$1.log; [ -f /tmp/$1.rc ] && exit \$(cat /tmp/$1.rc); exit 124"
+}
+
+# xfer OP SIZE [ARGS...]: one verified srnic xfer, server on the peer.
+XFER_PORT=18515
+xfer() {
+	local op=$1 size=$2
+	shift 2
+	XFER_PORT=$((XFER_PORT + 1))
+	peer_bg xfer_srv "srnic xfer -s -p $XFER_PORT -t 60"
+	sleep 1
+	local out rc
+	out=$(srnic xfer -c "$PEER" -p "$XFER_PORT" -t 60 --op "$op" --size "$size" "$@" 2>&1)
+	rc=$?
+	echo "$out"
+	peer_wait xfer_srv || { echo "server failed"; return 1; }
+	return $rc
+}
