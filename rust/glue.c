@@ -210,36 +210,37 @@ bool srnic_sock_closed(struct socket *sock)
 struct srnic_sock_cb {
 	srnic_sock_cb_fn fn;
 	void *user;
-	void (*data_ready)(struct sock *sk);
-	void (*write_space)(struct sock *sk);
-	void (*state_change)(struct sock *sk);
+	/* The socket's own callbacks, restored when srnic's are removed. */
+	void (*sk_data_ready)(struct sock *sk);
+	void (*sk_write_space)(struct sock *sk);
+	void (*sk_state_change)(struct sock *sk);
 };
 
-static void srnic_sock_notify(struct sock *sk, int event)
-{
-	struct srnic_sock_cb *cb;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	cb = sk->sk_user_data;
-	if (cb)
-		cb->fn(cb->user, event);
-	read_unlock_bh(&sk->sk_callback_lock);
+/*
+ * Each srnic callback first runs the socket's own one (which wakes, among
+ * others, a sender blocked in sendmsg() waiting for buffer space), then tells
+ * the owner. Without the owner (callbacks being removed) the socket's own
+ * callback is all that runs.
+ */
+#define SRNIC_SOCK_CALLBACK(name, field, event)					\
+static void name(struct sock *sk)							\
+{											\
+	struct srnic_sock_cb *cb;							\
+											\
+	read_lock_bh(&sk->sk_callback_lock);						\
+	cb = sk->sk_user_data;								\
+	if (cb) {									\
+		cb->field(sk);								\
+		cb->fn(cb->user, event);						\
+	} else if (sk->field != name) {							\
+		sk->field(sk);								\
+	}										\
+	read_unlock_bh(&sk->sk_callback_lock);						\
 }
 
-static void srnic_sk_data_ready(struct sock *sk)
-{
-	srnic_sock_notify(sk, SRNIC_SOCK_READABLE);
-}
-
-static void srnic_sk_write_space(struct sock *sk)
-{
-	srnic_sock_notify(sk, SRNIC_SOCK_WRITABLE);
-}
-
-static void srnic_sk_state_change(struct sock *sk)
-{
-	srnic_sock_notify(sk, SRNIC_SOCK_STATE);
-}
+SRNIC_SOCK_CALLBACK(srnic_sk_data_ready, sk_data_ready, SRNIC_SOCK_READABLE)
+SRNIC_SOCK_CALLBACK(srnic_sk_write_space, sk_write_space, SRNIC_SOCK_WRITABLE)
+SRNIC_SOCK_CALLBACK(srnic_sk_state_change, sk_state_change, SRNIC_SOCK_STATE)
 
 int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *user)
 {
@@ -251,9 +252,9 @@ int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *use
 	cb->fn = fn;
 	cb->user = user;
 	write_lock_bh(&sk->sk_callback_lock);
-	cb->data_ready = sk->sk_data_ready;
-	cb->write_space = sk->sk_write_space;
-	cb->state_change = sk->sk_state_change;
+	cb->sk_data_ready = sk->sk_data_ready;
+	cb->sk_write_space = sk->sk_write_space;
+	cb->sk_state_change = sk->sk_state_change;
 	sk->sk_user_data = cb;
 	sk->sk_data_ready = srnic_sk_data_ready;
 	sk->sk_write_space = srnic_sk_write_space;
@@ -275,9 +276,9 @@ void *srnic_sock_clear_callbacks(struct socket *sock)
 	write_lock_bh(&sk->sk_callback_lock);
 	cb = sk->sk_user_data;
 	if (cb) {
-		sk->sk_data_ready = cb->data_ready;
-		sk->sk_write_space = cb->write_space;
-		sk->sk_state_change = cb->state_change;
+		sk->sk_data_ready = cb->sk_data_ready;
+		sk->sk_write_space = cb->sk_write_space;
+		sk->sk_state_change = cb->sk_state_change;
 		sk->sk_user_data = NULL;
 		user = cb->user;
 	}

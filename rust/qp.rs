@@ -580,6 +580,12 @@ impl Qp {
             stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed);
         }
         let term = self.conn.lock().term;
+        pr_info!(
+            "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
+            self.handle,
+            if received.is_some() { "received" } else { "sent" },
+            term & 0xffff
+        );
         self.flush(status_for_head, term);
         let mut ev = event(SRNIC_EVENT_QP_ERROR, self.handle);
         ev.term = term;
@@ -774,6 +780,7 @@ impl Qp {
         if let Some((send, recv)) = failure {
             self.fail(send, recv);
         } else if sock.is_closed() {
+            pr_info!("QP {}: connection closed by the peer\n", self.handle);
             self.disconnected();
         }
     }
@@ -994,8 +1001,9 @@ impl Qp {
                     RtrMode::Send => WorkRequest::Send { op: SendOp::Send, inval_stag: 0, len: 0 },
                     RtrMode::Write => WorkRequest::Write { stag: 1, to: 0, len: 0 },
                 };
-                if self.send_message(&mut tx, &sock, wr, Payload::None).is_err() {
-                    return self.tx_failed();
+                if let Err(e) = self.send_message(&mut tx, &sock, wr, Payload::None) {
+                    drop(tx);
+                    return self.tx_failed(e);
                 }
                 continue;
             }
@@ -1025,19 +1033,23 @@ impl Qp {
             match self.send_next(&mut tx, &sock) {
                 Ok(true) => continue,
                 Ok(false) => return,
-                Err(()) => return self.tx_failed(),
+                Err(e) => {
+                    drop(tx);
+                    return self.tx_failed(e);
+                }
             }
         }
     }
 
-    fn tx_failed(self: &Arc<Self>) {
+    fn tx_failed(self: &Arc<Self>, e: Error) {
         // The socket failed under us: the connection is gone.
+        pr_info!("QP {}: transmit failed ({:?}): disconnected\n", self.handle, e);
         self.disconnected();
     }
 
     /// Transmits the next posted send request; `Ok(false)` when there is none
     /// (or it must wait: ORD full or a fence).
-    fn send_next(self: &Arc<Self>, tx: &mut TxState, sock: &TcpSocket) -> Result<bool, ()> {
+    fn send_next(self: &Arc<Self>, tx: &mut TxState, sock: &TcpSocket) -> Result<bool> {
         let (slot, wqe, sges) = {
             let sq = self.sq.lock();
             let in_flight = if sq.next >= sq.head {
@@ -1124,9 +1136,7 @@ impl Qp {
             let mut sq = self.sq.lock();
             sq.next = ring_add(slot, 1, sq.wqes.len());
         }
-        if self.send_message(tx, sock, wr, payload).is_err() {
-            return Err(());
-        }
+        self.send_message(tx, sock, wr, payload)?;
         if wqe.opcode as u32 != SRNIC_WR_RDMA_READ {
             self.finish_send(slot, SRNIC_WC_SUCCESS);
         }

@@ -147,3 +147,24 @@ xfer() {
 	peer_wait xfer_srv || { echo "server failed"; return 1; }
 	return $rc
 }
+
+# iwarp_matrix OP: verified `srnic xfer --op OP` transfers of 0 B to 16 MiB with
+# CRC off, CRC on, and CRC with markers, scatter/gather up to 16 elements.
+iwarp_matrix() {
+	local op=$1 size sge n=0
+	load_srnic_both
+	for size in 0 1 4095 4096 65536 1048576; do
+		sge=1; [ "$size" -ge 4096 ] && sge=4
+		xfer "$op" "$size" --sge "$sge" || fail "$op $size bytes, CRC off"
+		sge=1; [ "$size" -ge 16 ] && sge=16
+		xfer "$op" "$size" --sge "$sge" --crc || fail "$op $size bytes, CRC on, $sge SGEs"
+		sge=1; [ "$size" -ge 2 ] && sge=2
+		xfer "$op" "$size" --sge "$sge" --crc --markers || fail "$op $size bytes, CRC and markers"
+		n=$((n + 3))
+	done
+	xfer "$op" 16777216 --sge 16 --crc --markers || fail "$op 16 MiB, CRC, markers, 16 SGEs"
+	n=$((n + 1))
+	echo "ok: $n verified $op transfers"
+	unload_srnic_both
+	pass
+}

@@ -35,6 +35,13 @@ pub enum Op {
     Read,
     /// SEND from the client into a receive posted by the server.
     Send,
+    /// SEND with Invalidate: the server checks that the STag it advertised for
+    /// the iteration was invalidated.
+    SendInv,
+    /// SEND with Solicited Event: the server checks the solicited flag.
+    SendSe,
+    /// SEND with Solicited Event and Invalidate: both checks.
+    SendSeInv,
 }
 
 impl Op {
@@ -43,6 +50,9 @@ impl Op {
             Op::Write => 0,
             Op::Read => 1,
             Op::Send => 2,
+            Op::SendInv => 3,
+            Op::SendSe => 4,
+            Op::SendSeInv => 5,
         }
     }
 
@@ -51,6 +61,9 @@ impl Op {
             0 => Some(Op::Write),
             1 => Some(Op::Read),
             2 => Some(Op::Send),
+            3 => Some(Op::SendInv),
+            4 => Some(Op::SendSe),
+            5 => Some(Op::SendSeInv),
             _ => None,
         }
     }
@@ -60,7 +73,25 @@ impl Op {
             Op::Write => "write",
             Op::Read => "read",
             Op::Send => "send",
+            Op::SendInv => "send-inv",
+            Op::SendSe => "send-se",
+            Op::SendSeInv => "send-se-inv",
         }
+    }
+
+    /// A SEND variant (data lands in a posted receive).
+    fn is_send(self) -> bool {
+        matches!(self, Op::Send | Op::SendInv | Op::SendSe | Op::SendSeInv)
+    }
+
+    /// Invalidates a server STag.
+    fn invalidates(self) -> bool {
+        matches!(self, Op::SendInv | Op::SendSeInv)
+    }
+
+    /// Carries the Solicited Event flag.
+    fn solicited(self) -> bool {
+        matches!(self, Op::SendSe | Op::SendSeInv)
     }
 }
 
@@ -252,9 +283,12 @@ pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
     let access = match p.op {
         Op::Write => Access::LOCAL_WRITE | Access::REMOTE_WRITE,
         Op::Read => Access::REMOTE_READ,
-        Op::Send => Access::LOCAL_WRITE,
+        _ => Access::LOCAL_WRITE,
     };
     let mut data = data_mr(&s, size, access)?;
+    // For the invalidating SENDs: a region per iteration whose STag the client's
+    // SEND invalidates.
+    let mut _victim: Option<MemoryRegion<'static>> = None;
     let mut ctl = Ctl::new(&s)?;
     req.start_accept(&s.qp, &opts.params(dev, Vec::new()))?;
     let info = s.qp.wait_established(Some(opts.timeout))?;
@@ -277,7 +311,7 @@ pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
                 fill_pattern(&mut data.as_mut_slice()[..size], i);
                 ctl.post_recv(&s, 0)?;
             }
-            Op::Send => {
+            _ => {
                 fill_poison(&mut data.as_mut_slice()[..size], i);
                 let sges = data.sges(0..size, p.sge as usize)?;
                 // SAFETY: the buffer is read only after this receive completes.
@@ -285,13 +319,22 @@ pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
                 s.qp.post_recv(&[wr])?;
             }
         }
+        let advertised = if p.op.invalidates() {
+            let v = data_mr(&s, 4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE)?;
+            let r = v.remote();
+            // Held until the next iteration replaces (deregisters) it.
+            _victim = Some(v);
+            r
+        } else {
+            remote
+        };
         ctl.send(
             &mut s,
             Ctrl {
                 kind: READY,
                 iter: i,
                 ok: true,
-                mr: remote,
+                mr: advertised,
             },
         )?;
         let verdict = match p.op {
@@ -299,12 +342,28 @@ pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
                 ctl.recv(&mut s, 0, DONE, i, false)?;
                 verify_pattern(&data.as_slice()[..size], i)
             }
-            Op::Send => {
+            op @ (Op::Send | Op::SendInv | Op::SendSe | Op::SendSeInv) => {
                 let wc = s.wait_wr(WR_DATA_RECV)?;
+                let want_inv = if op.invalidates() {
+                    Some(advertised.rkey)
+                } else {
+                    None
+                };
                 if wc.byte_len() as usize != size {
                     Err(format!(
                         "iteration {i}: {} bytes received, want {size}",
                         wc.byte_len()
+                    ))
+                } else if wc.invalidated_stag() != want_inv {
+                    Err(format!(
+                        "iteration {i}: invalidated STag {:?}, want {want_inv:?}",
+                        wc.invalidated_stag()
+                    ))
+                } else if wc.is_solicited() != op.solicited() {
+                    Err(format!(
+                        "iteration {i}: solicited flag {}, want {}",
+                        wc.is_solicited(),
+                        op.solicited()
                     ))
                 } else {
                     verify_pattern(&data.as_slice()[..size], i)
@@ -367,7 +426,7 @@ pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: XferParams) -> CmdRes
     let t0 = Instant::now();
     for i in 0..p.iters {
         let ready = ctl.recv(&mut s, next_slot(), READY, i, true)?;
-        if ready.mr.len < p.size {
+        if !p.op.invalidates() && ready.mr.len < p.size {
             return Err(Fail::Error(format!(
                 "the server's buffer has {} bytes, want {}",
                 ready.mr.len, p.size
@@ -381,10 +440,16 @@ pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: XferParams) -> CmdRes
                 s.qp.post_send(&[SendWr::rdma_write(WR_DATA, sges, ready.mr.at(0)).signaled()])?;
                 s.wait_wr(WR_DATA)?;
             }
-            Op::Send => {
+            op @ (Op::Send | Op::SendInv | Op::SendSe | Op::SendSeInv) => {
                 fill_pattern(&mut data.as_mut_slice()[..size], i);
                 let sges = data.sges(0..size, p.sge as usize)?;
-                s.qp.post_send(&[SendWr::send(WR_DATA, sges).signaled()])?;
+                let wr = match op {
+                    Op::SendInv => SendWr::send_with_inv(WR_DATA, sges, ready.mr.rkey),
+                    Op::SendSe => SendWr::send_with_se(WR_DATA, sges),
+                    Op::SendSeInv => SendWr::send_with_se_inv(WR_DATA, sges, ready.mr.rkey),
+                    _ => SendWr::send(WR_DATA, sges),
+                };
+                s.qp.post_send(&[wr.signaled()])?;
                 s.wait_wr(WR_DATA)?;
             }
             Op::Read => {
@@ -408,7 +473,7 @@ pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: XferParams) -> CmdRes
                 }
             }
         }
-        if p.op != Op::Send {
+        if !p.op.is_send() {
             ctl.send(
                 &mut s,
                 Ctrl {
