@@ -441,7 +441,26 @@ impl Qp {
                         let out = &mut sq.sges[base..base + sges.len()];
                         self.resolve_sges(sges, need, out)?
                     };
-                    (len, sges.len())
+                    let mut nsge = sges.len();
+                    if wr.opcode == SRNIC_WR_RDMA_READ as u16 && nsge > 1 {
+                        // A Read Request names one sink STag and offset: several
+                        // SGEs must be contiguous in one region (then they are one).
+                        let contiguous = sges.windows(2).all(|w| {
+                            w[0].lkey == w[1].lkey && w[0].addr + u64::from(w[0].length) == w[1].addr
+                        });
+                        if !contiguous {
+                            for s in &mut sq.sges[base..base + nsge] {
+                                s.mr = None;
+                            }
+                            return Err(EINVAL);
+                        }
+                        sq.sges[base].len = len;
+                        for s in &mut sq.sges[base + 1..base + nsge] {
+                            s.mr = None;
+                        }
+                        nsge = 1;
+                    }
+                    (len, nsge)
                 }
             };
             let wqe = &mut sq.wqes[slot];
@@ -1081,12 +1100,9 @@ impl Qp {
         };
         let (wr, payload) = match wqe.opcode as u32 {
             SRNIC_WR_RDMA_READ => {
+                // At most one sink SGE (post_send collapsed contiguous ones); none
+                // for a zero-length Read.
                 let sink = sges.first().cloned().unwrap_or_default();
-                if wqe.nsge != 1 {
-                    // One contiguous sink: a Read Response names one STag and offset.
-                    self.finish_send(slot, SRNIC_WC_LOC_QP_OP_ERR);
-                    return Ok(true);
-                }
                 let sink_stag = sink.mr.as_ref().map(|m| m.stag).unwrap_or(0);
                 let entry = OrqEntry {
                     sink_stag,
