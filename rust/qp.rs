@@ -1346,15 +1346,12 @@ struct QpVerbs<'a> {
 impl Verbs for QpVerbs<'_> {
     fn check_stag(&mut self, stag: u32, to: u64, len: u32, access: Access) -> Result<(), StagError> {
         let mr = self.qp.mrs.lookup(stag).ok_or(StagError::InvalidStag)?;
+        // Only inbound RDMA Writes (RemoteWrite) and Read Requests (RemoteRead)
+        // come here; a Read Response is matched against our outstanding Read
+        // and its sink checked for local write access in `rx_event`.
         let need = match access {
             Access::RemoteWrite => Need::RemoteWrite,
             Access::RemoteRead => Need::RemoteRead,
-        };
-        // A Read Response lands in our own sink: local write access.
-        let need = if access == Access::RemoteWrite && mr.access & SRNIC_ACCESS_REMOTE_WRITE == 0 {
-            Need::LocalWrite
-        } else {
-            need
         };
         mr.check(self.qp.pd_id(), to, u64::from(len), need)?;
         self.mr = Some(mr);
