@@ -22,7 +22,9 @@
 //! Errors: any protocol violation sends a TERMINATE and moves the QP to ERROR:
 //! the operation that failed completes with an error status (and the TERMINATE
 //! in `term`), every other outstanding work request is flushed, and
-//! `SRNIC_EVENT_QP_ERROR` is reported.
+//! `SRNIC_EVENT_QP_ERROR` is reported. When srnic sends the TERMINATE, the
+//! completions and the event follow once the transmit work has sent it, so a
+//! program that destroys the QP on learning of the error does not lose it.
 
 use crate::{
     cq::Cq,
@@ -168,6 +170,10 @@ pub(crate) struct Conn {
     pub(crate) remote: SrnicSockaddr,
     /// A TERMINATE the transmit work must send before it closes.
     term_to_send: Option<Terminate>,
+    /// The error report (flush with this status for the oldest operation, and
+    /// QP_ERROR) waiting until `term_to_send` is on the wire: a program that
+    /// destroys the QP when it learns of the error must not lose the TERMINATE.
+    report_pending: Option<u32>,
     /// The TERMINATE that ended the connection (`SrnicWc::term` encoding).
     pub(crate) term: u32,
     /// Inbound Read Requests to answer, in order.
@@ -302,6 +308,7 @@ impl Qp {
             local: SrnicSockaddr::default(),
             remote: SrnicSockaddr::default(),
             term_to_send: None,
+            report_pending: None,
             term: 0,
             irq: filled(
                 limits::MAX_IRD,
@@ -568,7 +575,8 @@ impl Qp {
 
     /// Moves the QP to ERROR: records the TERMINATE (`sent` to be sent, or
     /// `received`), fails the operation it concerns and flushes everything else,
-    /// and reports `SRNIC_EVENT_QP_ERROR`.
+    /// and reports `SRNIC_EVENT_QP_ERROR` (for a TERMINATE to send: after the
+    /// transmit work sent it, see [`Self::report_pending`]).
     fn fail(self: &Arc<Self>, to_send: Option<Terminate>, received: Option<Terminate>) {
         let status_for_head;
         {
@@ -590,6 +598,7 @@ impl Qp {
             };
             if to_send.is_some() {
                 c.term_to_send = to_send;
+                c.report_pending = Some(status_for_head);
             }
         }
         if to_send.is_some() {
@@ -605,12 +614,33 @@ impl Qp {
             if received.is_some() { "received" } else { "sent" },
             term & 0xffff
         );
-        self.flush(status_for_head, term);
+        if to_send.is_none() {
+            self.report_error(status_for_head, term);
+        }
+        // The transmit work sends the TERMINATE (if any), closes the socket and
+        // then reports the error.
+        self.kick_tx();
+    }
+
+    /// Flushes every outstanding work request (the oldest in progress with
+    /// `head_status`) and reports `SRNIC_EVENT_QP_ERROR` with `term`.
+    fn report_error(&self, head_status: u32, term: u32) {
+        self.flush(head_status, term);
         let mut ev = event(SRNIC_EVENT_QP_ERROR, self.handle);
         ev.term = term;
         self.events.push(ev);
-        // The transmit work sends the TERMINATE (if any) and closes the socket.
-        self.kick_tx();
+    }
+
+    /// Makes the error report that `fail` deferred until its TERMINATE was sent
+    /// (or could no longer be).
+    fn report_pending(&self) {
+        let pending = {
+            let mut c = self.conn.lock();
+            c.report_pending.take().map(|s| (s, c.term))
+        };
+        if let Some((status, term)) = pending {
+            self.report_error(status, term);
+        }
     }
 
     /// Completes every outstanding work request: the oldest send request still
@@ -688,6 +718,8 @@ impl Qp {
 
     /// Handles a peer close or a local disconnect: flush and report once.
     fn disconnected(self: &Arc<Self>) {
+        // A TERMINATE that can no longer be sent: report the error now.
+        self.report_pending();
         let report = {
             let mut c = self.conn.lock();
             let was_error = c.state == QpState::Error;
@@ -997,12 +1029,14 @@ impl Qp {
                 tx.active = false;
                 drop(tx);
                 self.close_socket(false);
+                self.report_pending();
                 return;
             }
             if state == QpState::Error {
                 tx.active = false;
                 drop(tx);
                 self.close_socket(false);
+                self.report_pending();
                 return;
             }
             if state != QpState::Rts {
