@@ -168,3 +168,48 @@ iwarp_matrix() {
 	unload_srnic_both
 	pass
 }
+
+# ---- Helpers of the srnic-vmtest cases.
+
+# srnic_stat NAME: one counter of `srnic stats` in this VM.
+srnic_stat() { srnic stats | sed -n "s/^$1: //p"; }
+
+# srnic_usage: the counters that must return to their baseline when every
+# program is gone: "pinned_pages: N qps: N ".
+srnic_usage() { srnic stats | grep -E '^(pinned_pages|qps):' | tr '\n' ' '; }
+
+# expect_idle [PINNED_HERE [PINNED_PEER]]: waits up to 10 s (cleanup finishes
+# when the last in-flight work item drops its references) until neither VM has
+# a QP left and pinned_pages is back at the baseline (default 0).
+expect_idle() {
+	local want_here="pinned_pages: ${1:-0} qps: 0 "
+	local want_peer="pinned_pages: ${2:-0} qps: 0 "
+	local i=0 here there
+	while :; do
+		here=$(srnic_usage)
+		there=$(peer ". /srnic/lib.sh; srnic_usage")
+		[ "$here" = "$want_here" ] && [ "$there" = "$want_peer" ] && break
+		i=$((i + 1))
+		[ $i -ge 10 ] && fail "srnic not idle after 10 s: here '$here', peer '$there'"
+		sleep 1
+	done
+	echo "ok: srnic idle on both VMs (here: $here; peer: $there)"
+}
+
+# vmtest MODE [ARGS...]: `srnic-vmtest MODE -s` on the peer and
+# `srnic-vmtest MODE -c $PEER` here, both with ARGS; fails the case unless both
+# sides exit 0. The server's output follows the client's.
+VMTEST_PORT=19000
+vmtest() {
+	local mode=$1 rc prc
+	shift
+	VMTEST_PORT=$((VMTEST_PORT + 2))
+	peer_bg vmtest_srv "srnic-vmtest $mode -s -p $VMTEST_PORT $*"
+	srnic-vmtest "$mode" -c "$PEER" -p "$VMTEST_PORT" "$@"
+	rc=$?
+	echo "-- srnic-vmtest $mode, server side (peer):"
+	peer_wait vmtest_srv 600
+	prc=$?
+	[ "$rc" = 0 ] || fail "srnic-vmtest $mode: client side failed (exit $rc)"
+	[ "$prc" = 0 ] || fail "srnic-vmtest $mode: server side failed (exit $prc)"
+}

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `srnic-vmtest`: the test program of srnic's two-VM cases.
+//!
+//! Every connected scenario runs as a server (`-s`, the passive side and the
+//! target of remote accesses) on one VM and a client (`-c ADDR`) on the other.
+//! The sides coordinate over a plain TCP control connection on `--port`; the
+//! RDMA connections use `--port + 1`. Each side prints one `ok: ...` or
+//! `FAIL: ...` line per assertion and exits 0 only when every assertion held.
+
+mod invalidate;
+mod many_qps;
+mod memlock;
+mod remote_access;
+mod solicited;
+mod stress;
+mod util;
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+use util::{resolve, Checks, Ctl, Res};
+
+#[derive(Parser)]
+#[command(name = "srnic-vmtest", about = "srnic VM test scenarios")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+/// Which side to be.
+#[derive(Args, Clone, Debug)]
+#[group(required = true, multiple = false)]
+struct Role {
+    /// Be the server (passive side, target of the remote accesses).
+    #[arg(short = 's', long)]
+    server: bool,
+    /// Be the client: the server is at ADDR.
+    #[arg(short = 'c', long, value_name = "ADDR")]
+    client: Option<String>,
+}
+
+/// What every connected scenario takes.
+#[derive(Args, Clone, Debug)]
+struct Net {
+    #[command(flatten)]
+    role: Role,
+    /// The control port; the RDMA listener uses the next port.
+    #[arg(short = 'p', long, default_value_t = 19000)]
+    port: u16,
+    /// Seconds any single wait may take.
+    #[arg(short = 't', long, default_value_t = 60)]
+    timeout: u64,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Bad STag, out of bounds, missing access right, wrong PD: the TERMINATE,
+    /// error completion, QP_ERROR event and QP state on both sides, while a
+    /// second QP keeps transferring verified data.
+    RemoteAccess(Net),
+    /// CQ arming: solicited-only ignores a plain Send and fires on a Send with
+    /// Solicited Event or an error completion; one-shot; NEXT_COMP.
+    Solicited(Net),
+    /// Send with Invalidate: the receiver's completion names the STag, a
+    /// later RDMA WRITE or READ to it fails with the TERMINATE.
+    Invalidate(Net),
+    /// Many QPs at once, each with verified WRITEs, SENDs and READs.
+    ManyQps {
+        #[command(flatten)]
+        net: Net,
+        /// How many QPs.
+        #[arg(long, default_value_t = 64)]
+        qps: u32,
+        /// Rounds of transfers per QP.
+        #[arg(long, default_value_t = 4)]
+        rounds: u32,
+        /// Bytes per transfer.
+        #[arg(long, default_value_t = 65536)]
+        size: usize,
+    },
+    /// Large regions and RDMA WRITEs and READs in flight until killed or the
+    /// peer goes away (then: report the disconnect and exit 0).
+    Stress {
+        #[command(flatten)]
+        net: Net,
+        /// Bytes of each side's region.
+        #[arg(long, default_value_t = 16 << 20)]
+        size: usize,
+        /// Stop after this many seconds (a safety net).
+        #[arg(long, default_value_t = 300)]
+        seconds: u64,
+        /// Write this process's id here once transfers run.
+        #[arg(long)]
+        pidfile: Option<std::path::PathBuf>,
+    },
+    /// RLIMIT_MEMLOCK: as an unprivileged user (no CAP_IPC_LOCK), registering
+    /// beyond the limit fails with ENOMEM, within it succeeds, nothing stays
+    /// charged after a failure.
+    Memlock {
+        /// The limit to set, in KiB.
+        #[arg(long, default_value_t = 1024)]
+        limit_kib: usize,
+        /// The user (and group) to become after opening the device.
+        #[arg(long, default_value_t = 65534)]
+        uid: u32,
+    },
+}
+
+/// The resolved addresses and timeout of a connected scenario.
+pub struct Env {
+    /// Server side.
+    pub server: bool,
+    /// The control address (client: the server's).
+    ctl: SocketAddr,
+    /// The RDMA address: where the server listens, or the client connects.
+    pub rdma: SocketAddr,
+    /// Any single wait.
+    pub timeout: Duration,
+}
+
+impl Env {
+    fn new(net: &Net) -> Res<Self> {
+        let rport = net.port.checked_add(1).ok_or("port too large")?;
+        let (ctl, rdma) = match &net.role.client {
+            Some(host) => (resolve(host, net.port)?, resolve(host, rport)?),
+            None => (
+                SocketAddr::from(([0, 0, 0, 0], net.port)),
+                SocketAddr::from(([0, 0, 0, 0], rport)),
+            ),
+        };
+        Ok(Self {
+            server: net.role.server,
+            ctl,
+            rdma,
+            timeout: Duration::from_secs(net.timeout),
+        })
+    }
+
+    /// Opens the control connection.
+    pub fn ctl(&self) -> Res<Ctl> {
+        if self.server {
+            Ctl::serve(self.ctl.port(), self.timeout)
+        } else {
+            Ctl::connect(self.ctl, self.timeout)
+        }
+    }
+
+    /// "server" or "client", for messages.
+    pub fn side(&self) -> &'static str {
+        if self.server {
+            "server"
+        } else {
+            "client"
+        }
+    }
+}
+
+fn run(cmd: &Cmd, c: &mut Checks) -> Res {
+    match cmd {
+        Cmd::RemoteAccess(n) => remote_access::run(&Env::new(n)?, c),
+        Cmd::Solicited(n) => solicited::run(&Env::new(n)?, c),
+        Cmd::Invalidate(n) => invalidate::run(&Env::new(n)?, c),
+        Cmd::ManyQps {
+            net,
+            qps,
+            rounds,
+            size,
+        } => many_qps::run(&Env::new(net)?, c, *qps, *rounds, *size),
+        Cmd::Stress {
+            net,
+            size,
+            seconds,
+            pidfile,
+        } => stress::run(&Env::new(net)?, c, *size, *seconds, pidfile.as_deref()),
+        Cmd::Memlock { limit_kib, uid } => memlock::run(c, *limit_kib, *uid),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut c = Checks::default();
+    if let Err(e) = run(&cli.cmd, &mut c) {
+        c.fatal(&e);
+    }
+    println!(
+        "srnic-vmtest: {} checks passed, {} failed",
+        c.passed, c.failed
+    );
+    if c.failed == 0 && c.passed > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines() {
+        assert!(Cli::try_parse_from(["t", "remote-access", "-s"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "solicited", "-c", "192.0.2.2", "-p", "5"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "invalidate"]).is_err());
+        assert!(Cli::try_parse_from(["t", "invalidate", "-s", "-c", "x"]).is_err());
+        assert!(Cli::try_parse_from(["t", "many-qps", "-s", "--qps", "64"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "stress", "-c", "h", "--pidfile", "/tmp/p"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "memlock", "--limit-kib", "512"]).is_ok());
+    }
+
+    #[test]
+    fn pattern_and_regions() {
+        let mut b = [0u8; 100];
+        util::fill(&mut b, 7, 10);
+        assert_eq!(util::mismatch(&b, 7, 10), None);
+        assert_eq!(util::mismatch(&b[5..], 7, 15), None);
+        assert!(util::mismatch(&b, 8, 10).is_some());
+        let m = srnic::RemoteMr {
+            addr: 0x7fff_0000_1000,
+            len: 4096,
+            rkey: 0x1234,
+        };
+        assert_eq!(util::mr_from_str(&util::mr_to_str(&m)).unwrap(), m);
+        assert!(util::mr_from_str("1:2").is_err());
+    }
+}
