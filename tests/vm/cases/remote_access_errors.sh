@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: GPL-2.0
+# remote_access_errors: every remote access error the target checks, each on a
+# fresh QP: an RDMA WRITE and an RDMA READ to an invalid STag, beyond the
+# region's end, to a region without REMOTE_WRITE (resp. REMOTE_READ), and to a
+# region of another PD. Each must give the TERMINATE of the TermCode table in
+# rust/proto/src/rdmap.rs (WRITE: DDP/tagged 0x1100, 0x1101, 0x1100, 0x1102;
+# READ: RDMAP/remote protection 0x0100, 0x0101, 0x0102, 0x0103): on the
+# initiator an error completion carrying it with bit 31 (received), a QP_ERROR
+# event and QUERY_QP ERROR with it; on the target a QP_ERROR event and QUERY_QP
+# ERROR with it (sent) and no byte of its regions changed. A second QP between
+# the same two programs stays up and moves verified data after every error.
+# The TERMINATE counters on both VMs count the 8 errors. Target (server) on b.
+. /srnic/lib.sh
+load_srnic_both
+vmtest remote-access
+expect_eq "TERMINATEs received here (initiator)" "$(srnic_stat terminates_received)" 8
+expect_eq "TERMINATEs sent by the peer (target)" "$(peer '. /srnic/lib.sh; srnic_stat terminates_sent')" 8
+expect_idle
+unload_srnic_both
+pass
