@@ -29,7 +29,10 @@ extern "C" {
     fn srnic_misc_register(
         name: *const c_char,
         mode: bindings::umode_t,
-        fops: *const bindings::file_operations,
+        // `struct file_operations`, passed through as `void *`: some
+        // configurations leave the Rust view of its `owner` module without
+        // fields, which the FFI-safety lint rejects.
+        fops: *const core::ffi::c_void,
     ) -> *mut RawMiscDevice;
     fn srnic_misc_deregister(misc: *mut RawMiscDevice);
 }
@@ -72,7 +75,7 @@ impl<T: MiscFile> Registration<T> {
         // the glue before it returns.
         // `srnic_misc_register()` returns an ERR_PTR on failure.
         let misc = from_err_ptr(unsafe {
-            srnic_misc_register(name.as_char_ptr(), mode, &Self::VTABLE)
+            srnic_misc_register(name.as_char_ptr(), mode, (&Self::VTABLE as *const bindings::file_operations).cast())
         })?;
         // INVARIANT: registration succeeded.
         Ok(Self {

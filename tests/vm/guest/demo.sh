@@ -20,8 +20,10 @@ for args in "write 16M" "read 16M" "send 16M" "write 16M --crc" "read 4M --crc -
 	set -- $args
 	op=$1 size=$2
 	shift 2
-	out=$(xfer "$op" "$size" --iters 2 "$@" 2>&1)
+	# Not in a subshell: xfer advances the port for the next server.
+	xfer "$op" "$size" --iters 2 "$@" >/tmp/demo.out 2>&1
 	rc=$?
+	out=$(cat /tmp/demo.out)
 	line=$(echo "$out" | grep '^xfer: client')
 	mpa=$(echo "$out" | sed -n 's/^srnic: connected to .*, mpa=//p' | head -n1)
 	if [ $rc -eq 0 ] && [ -n "$line" ]; then
