@@ -34,9 +34,9 @@ use crate::{
     uapi::*,
 };
 use kernel::{
-    impl_has_work, new_mutex, new_work,
+    impl_has_work, new_condvar, new_mutex, new_work,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::{Arc, CondVar, Mutex},
     workqueue::{Work, WorkItem},
 };
 
@@ -337,12 +337,23 @@ impl PinnedDrop for ConnReq {
 /// The pending connection requests of one file.
 pub(crate) type ConnTable = Mutex<Table<Arc<ConnReq>>>;
 
+/// Whether a listener's accept loop runs, and its socket.
+struct Accepting {
+    /// The listening socket; released by [`Listener::stop`] once the accept
+    /// loop has ended, so the port is free when `stop` returns.
+    sock: Option<Arc<TcpSocket>>,
+    running: bool,
+}
+
 /// A listening socket.
 #[pin_data]
 pub(crate) struct Listener {
     /// The listener's handle.
     pub(crate) handle: u32,
-    sock: TcpSocket,
+    #[pin]
+    accepting: Mutex<Accepting>,
+    #[pin]
+    ended: CondVar,
     cfg: MpaConfig,
     conns: Arc<ConnTable>,
     events: Arc<Events>,
@@ -366,10 +377,12 @@ impl Listener {
     ) -> Result<(Arc<Self>, u16)> {
         let sock = TcpSocket::listen(addr, backlog.clamp(1, 1024) as i32)?;
         let port = sock.local_port()?;
+        let sock = Arc::new(sock, GFP_KERNEL)?;
         let l = Arc::pin_init(
             pin_init!(Self {
                 handle,
-                sock,
+                accepting <- new_mutex!(Accepting { sock: Some(sock), running: true }, "srnic_listener"),
+                ended <- new_condvar!("srnic_listener_ended"),
                 cfg: mpa_config(flags, limits::MAX_IRD as u32, limits::MAX_ORD as u32),
                 conns,
                 events,
@@ -377,13 +390,26 @@ impl Listener {
             }),
             GFP_KERNEL,
         )?;
-        let _ = wq::queue().enqueue(l.clone());
+        if wq::queue().enqueue(l.clone()).is_err() {
+            l.accepting.lock().running = false;
+        }
         Ok((l, port))
     }
 
-    /// Stops accepting (the accept work ends and drops its reference).
+    /// Stops accepting and releases the socket: when this returns the port is
+    /// free again (a server restarted at once can bind it).
     pub(crate) fn stop(&self) {
-        self.sock.shutdown(false);
+        let mut a = self.accepting.lock();
+        if let Some(sock) = &a.sock {
+            // Wakes the blocked accept with an error.
+            sock.shutdown(false);
+        }
+        while a.running {
+            self.ended.wait(&mut a);
+        }
+        let sock = a.sock.take();
+        drop(a);
+        drop(sock);
     }
 
     /// Reads the MPA Request of an accepted connection and files it.
@@ -436,12 +462,16 @@ impl Listener {
 impl WorkItem for Listener {
     type Pointer = Arc<Listener>;
     fn run(this: Arc<Listener>) {
+        let Some(lsock) = this.accepting.lock().sock.clone() else { return };
         // Accept until the socket is shut down.
-        while let Ok(sock) = this.sock.accept() {
+        while let Ok(sock) = lsock.accept() {
             let l = this.clone();
             if wq::queue().try_spawn(GFP_KERNEL, move || l.serve(sock)).is_err() {
                 continue;
             }
         }
+        drop(lsock);
+        this.accepting.lock().running = false;
+        this.ended.notify_all();
     }
 }
