@@ -154,6 +154,14 @@ struct RecvQueue {
     count: usize,
 }
 
+/// Why a Read Response could not be sent.
+enum ReadResponseError {
+    /// The source failed its check: this TERMINATE ends the QP.
+    Source(Terminate),
+    /// The socket failed (the peer is gone).
+    Socket(Error),
+}
+
 /// An inbound RDMA Read Request waiting for its response.
 #[derive(Clone, Copy)]
 struct InboundRead {
@@ -1076,10 +1084,18 @@ impl Qp {
                 }
             };
             if let Some(ir) = inbound {
-                if let Err(t) = self.send_read_response(&mut tx, &sock, ir) {
-                    drop(tx);
-                    self.fail(t, None);
-                    return;
+                match self.send_read_response(&mut tx, &sock, ir) {
+                    Ok(()) => {}
+                    Err(ReadResponseError::Source(t)) => {
+                        drop(tx);
+                        self.fail(Some(t), None);
+                        return;
+                    }
+                    // Like any other send: the connection is gone.
+                    Err(ReadResponseError::Socket(e)) => {
+                        drop(tx);
+                        return self.tx_failed(e);
+                    }
                 }
                 continue;
             }
@@ -1210,7 +1226,7 @@ impl Qp {
         tx: &mut TxState,
         sock: &TcpSocket,
         ir: InboundRead,
-    ) -> Result<(), Option<Terminate>> {
+    ) -> Result<(), ReadResponseError> {
         let req = ir.req;
         let src = if req.read_size == 0 {
             None
@@ -1221,7 +1237,7 @@ impl Qp {
             });
             match mr {
                 Ok(mr) => Some(mr),
-                Err(e) => return Err(Some(read_source_terminate(ir.msn, req, e))),
+                Err(e) => return Err(ReadResponseError::Source(read_source_terminate(ir.msn, req, e))),
             }
         };
         let one;
@@ -1237,9 +1253,7 @@ impl Qp {
             sink_to: req.sink_to,
             len: req.read_size,
         };
-        if self.send_message(tx, sock, wr, payload).is_err() {
-            return Err(None);
-        }
+        self.send_message(tx, sock, wr, payload).map_err(ReadResponseError::Socket)?;
         self.rx.lock().engine.read_response_sent();
         Ok(())
     }
