@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0
+# many_qps: 64 QPs between one process on each VM, all transferring at once:
+# per round every QP RDMA WRITEs 64 KiB and SENDs a message (the server verifies
+# the region on the message and ACKs), then every QP READs its region back
+# (verified); 4 rounds. Every QP is then disconnected in order (DISCONNECTED
+# on both sides of each), and no QP or pinned page is left.
+. /srnic/lib.sh
+load_srnic_both
+vmtest many-qps -t 120 --qps 64 --rounds 4 --size 65536
+expect_idle
+unload_srnic_both
+pass
