@@ -149,22 +149,30 @@ xfer() {
 }
 
 # iwarp_matrix OP: verified `srnic xfer --op OP` transfers of 0 B to 16 MiB with
-# CRC off, CRC on, and CRC with markers, scatter/gather up to 16 elements.
+# CRC off, CRC on, and CRC with markers, scatter/gather up to 16 elements. One
+# server on the peer serves all of them in turn.
 iwarp_matrix() {
-	local op=$1 size sge n=0
+	local op=$1 size sge n=0 sizes="0 1 4095 4096 65536 1048576"
 	load_srnic_both
-	for size in 0 1 4095 4096 65536 1048576; do
+	XFER_PORT=$((XFER_PORT + 1))
+	peer_bg xfer_srv "srnic xfer -s -p $XFER_PORT -t 60 --count 19"
+	sleep 1
+	matrix_one() {
+		srnic xfer -c "$PEER" -p "$XFER_PORT" -t 60 --op "$op" "$@" ||
+			{ peer_wait xfer_srv 1; fail "$op $*"; }
+		n=$((n + 1))
+	}
+	for size in $sizes; do
 		sge=1; [ "$size" -ge 4096 ] && sge=4
-		xfer "$op" "$size" --sge "$sge" || fail "$op $size bytes, CRC off"
+		matrix_one --size "$size" --sge "$sge"
 		sge=1; [ "$size" -ge 16 ] && sge=16
-		xfer "$op" "$size" --sge "$sge" --crc || fail "$op $size bytes, CRC on, $sge SGEs"
+		matrix_one --size "$size" --sge "$sge" --crc
 		sge=1; [ "$size" -ge 2 ] && sge=2
-		xfer "$op" "$size" --sge "$sge" --crc --markers || fail "$op $size bytes, CRC and markers"
-		n=$((n + 3))
+		matrix_one --size "$size" --sge "$sge" --crc --markers
 	done
-	xfer "$op" 16777216 --sge 16 --crc --markers || fail "$op 16 MiB, CRC, markers, 16 SGEs"
-	n=$((n + 1))
-	echo "ok: $n verified $op transfers"
+	matrix_one --size 16777216 --sge 16 --crc --markers
+	peer_wait xfer_srv || fail "the $op server failed"
+	expect_eq "verified $op transfers" "$n" 19
 	unload_srnic_both
 	pass
 }

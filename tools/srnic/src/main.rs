@@ -111,6 +111,9 @@ enum Cmd {
         /// Number of transfers.
         #[arg(long, default_value_t = 1)]
         iters: u64,
+        /// Server: serve this many clients, one after the other, then exit.
+        #[arg(long, default_value_t = 1)]
+        count: u64,
     },
 }
 
@@ -182,6 +185,7 @@ fn run(cli: Cli) -> CmdResult {
             size,
             sge,
             iters,
+            count,
         } => match role.client {
             Some(host) => xfer::client(
                 &dev,
@@ -194,7 +198,7 @@ fn run(cli: Cli) -> CmdResult {
                     iters,
                 },
             ),
-            None => xfer::server(&dev, &net.opts()),
+            None => xfer::server(&dev, &net.opts(), count),
         },
     }
 }
@@ -247,11 +251,13 @@ mod tests {
                 size,
                 sge,
                 iters,
+                count,
             } => {
                 assert_eq!(role.client.as_deref(), Some("10.0.0.2"));
                 assert!(net.crc && net.markers);
                 assert_eq!(net.port, 18515);
                 assert_eq!((op, size, sge, iters), (xfer::Op::Read, 65536, 4, 3));
+                assert_eq!(count, 1);
             }
             _ => panic!(),
         }

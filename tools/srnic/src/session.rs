@@ -56,16 +56,26 @@ pub fn resolve(host: &str, port: u16) -> CmdResult<SocketAddr> {
 /// Listens at `opts.bind` (every IPv4 address by default) and `opts.port`,
 /// and waits for one request.
 pub fn wait_request(dev: &Device, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
+    let l = listen(dev, opts)?;
+    let r = next_request(&l, opts)?;
+    Ok((l, r))
+}
+
+/// Listens on the server address of `opts`.
+pub fn listen(dev: &Device, opts: &NetOpts) -> CmdResult<Listener> {
     let addr = match &opts.bind {
         Some(host) => resolve(host, opts.port)?,
         None => SocketAddr::from(([0, 0, 0, 0], opts.port)),
     };
-    let l = Listener::new(dev, addr, 1, &opts.params(dev, Vec::new()))?;
+    let l = Listener::new(dev, addr, 8, &opts.params(dev, Vec::new()))?;
     eprintln!("srnic: listening on {}", l.local_addr());
-    let r = l
-        .get_request(Some(opts.timeout))?
-        .ok_or_else(|| Fail::Error("no connection request before the timeout".into()))?;
-    Ok((l, r))
+    Ok(l)
+}
+
+/// Waits for the next connection request on `l`.
+pub fn next_request(l: &Listener, opts: &NetOpts) -> CmdResult<ConnectRequest> {
+    l.get_request(Some(opts.timeout))?
+        .ok_or_else(|| Fail::Error("no connection request before the timeout".into()))
 }
 
 /// One side of a connection: PD, one CQ for both queues, the QP, and the

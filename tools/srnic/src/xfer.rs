@@ -18,9 +18,9 @@
 //! Both sides print one line with bytes, time and MB/s and exit 0 only if
 //! every iteration verified (3 on a mismatch, 1 on any other failure).
 
-use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::session::{listen, next_request, resolve, NetOpts, Session};
 use crate::util::{fill_pattern, fill_poison, verify_pattern, CmdResult, Fail};
-use srnic::{Access, Device, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr};
+use srnic::{Access, ConnectRequest, Device, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr};
 use std::time::{Duration, Instant};
 
 const MAGIC: u32 = u32::from_le_bytes(*b"SRXF");
@@ -273,9 +273,18 @@ fn data_mr(s: &Session, size: usize, access: Access) -> CmdResult<MemoryRegion<'
     Ok(unsafe { s.pd.reg_buffer_unchecked(buf, access) }?)
 }
 
-/// The server side.
-pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
-    let (_l, req) = wait_request(dev, opts)?;
+/// The server side: serves `count` clients, one after the other, on one
+/// listener; fails on the first one that fails.
+pub fn server(dev: &Device, opts: &NetOpts, count: u64) -> CmdResult {
+    let l = listen(dev, opts)?;
+    for _ in 0..count.max(1) {
+        serve_one(dev, opts, next_request(&l, opts)?)?;
+    }
+    Ok(())
+}
+
+/// Serves one client.
+fn serve_one(dev: &Device, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
     let p = XferParams::decode(req.private_data())
         .ok_or_else(|| Fail::Error("connection request is not from srnic xfer".into()))?;
     let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
