@@ -10,6 +10,9 @@ set -euo pipefail
 
 ko=$1 tools=$2 out=$3
 root=$(mktemp -d)
+# mktemp -d makes the directory 0700: the VMs' root must be usable by
+# unprivileged users (memlock_limit runs as nobody).
+chmod 755 "$root"
 trap 'rm -rf "$root"' EXIT
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,etc,srnic/cases,root}
