@@ -45,6 +45,9 @@ static struct srnic_query_device fresh(void)
 int main(void)
 {
 	struct srnic_query_device q;
+	struct srnic_event ev;
+	/* Never mapped (the zero page); volatile so the compiler does not object. */
+	void *volatile nowhere = (void *)16;
 	struct pollfd pfd;
 	char buf[64];
 	void *ro, *gone;
@@ -108,8 +111,13 @@ int main(void)
 	expect("read-only argument (output fails)", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, ro), EFAULT);
 
 	/* The event path with nothing pending. */
-	expect("read, O_NONBLOCK, nothing pending", read(fd, buf, sizeof(buf)), EAGAIN);
-	expect("write of an undefined record", write(fd, buf, sizeof(buf)), EINVAL);
+	expect("read, O_NONBLOCK, nothing pending", read(fd, &ev, sizeof(ev)), EAGAIN);
+	expect("read into less than one event record", read(fd, buf, sizeof(buf)), EINVAL);
+	expect("read into an unmapped buffer", read(fd, nowhere, sizeof(ev)), EAGAIN);
+	memset(buf, 0, sizeof(buf));
+	expect("write of a record naming no QP", write(fd, buf, sizeof(struct srnic_post_wr)), EINVAL);
+	expect("write of a truncated record", write(fd, buf, sizeof(struct srnic_post_wr) - 1), EINVAL);
+	expect("write from an unmapped buffer", write(fd, nowhere, sizeof(struct srnic_post_wr)), EFAULT);
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
