@@ -59,4 +59,34 @@ u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
 /* rust/sys/wq.rs */
 struct workqueue_struct *srnic_alloc_wq(const char *name);
 
+/* rust/sys/netdev.rs: raw Ethernet ports (Sandia RMPP), initial namespace */
+struct srnic_port;
+struct sk_buff;
+enum srnic_port_counter {
+	SRNIC_PORT_RX_SHORT,
+	SRNIC_PORT_RX_BAD_VERSION,
+	SRNIC_PORT_RX_BAD_TYPE,
+	SRNIC_PORT_RX_OTHER_NID,
+	SRNIC_PORT_RX_QUEUE_FULL,
+	SRNIC_PORT_NR_COUNTERS,
+};
+typedef void (*srnic_port_notify_fn)(void *owner);
+struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u32 qmax,
+				   srnic_port_notify_fn notify, void *owner, int *err);
+void *srnic_port_close(struct srnic_port *p);
+unsigned int srnic_port_mtu(struct srnic_port *p);
+int srnic_port_ifindex(struct srnic_port *p);
+void srnic_port_counters(struct srnic_port *p, u64 *out);
+struct sk_buff *srnic_port_dequeue(struct srnic_port *p);
+void srnic_port_arm(struct srnic_port *p, u64 delay_ns);
+struct sk_buff *srnic_port_tx_alloc(struct srnic_port *p, const u8 *dst, unsigned int len,
+				    u8 **data);
+int srnic_port_tx_send(struct sk_buff *skb);
+void srnic_skb_free(struct sk_buff *skb);
+unsigned int srnic_skb_len(struct sk_buff *skb);
+int srnic_skb_copy(struct sk_buff *skb, unsigned int off, void *to, unsigned int len);
+long srnic_skb_read(struct sk_buff *skb, unsigned int off, size_t len, srnic_rx_fn fn, void *arg);
+u64 srnic_now_ns(void);
+bool srnic_net_admin(void);
+
 #endif /* SRNIC_GLUE_H */

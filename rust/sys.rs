@@ -6,6 +6,7 @@
 pub mod crc;
 pub mod errno;
 pub mod miscdev;
+pub mod netdev;
 pub mod pages;
 pub mod socket;
 pub mod waitqueue;

@@ -24,7 +24,7 @@ pub mod flow;
 pub mod wire;
 
 pub use engine::{
-    AbortError, Arrival, Completion, Config, ConfigError, Decision, Engine, PayloadRef, PeerState,
+    AbortError, Arrival, Completion, Config, Counters, ConfigError, Decision, Engine, PayloadRef, PeerState,
     Placement, RecvSlot, RecvStatus, RestartPolicy, RxDrop, SendError, SendHandle, SendSlot,
     SendStatus, Transmit, Upcall,
 };

@@ -261,6 +261,10 @@ fn grant_rule_across_messages() {
     let grants: Vec<u32> = cts.iter().map(|f| repr(f).info1).collect();
     assert_eq!(grants, [4, 4, 1]);
     assert_eq!(b.outstanding(), 9);
+    // The third grant is the only one the pool shrank.
+    let c = b.counters();
+    assert_eq!((c.grants, c.granted_pkts, c.grants_limited), (3, 9, 1));
+    assert_eq!(c.peak_outstanding, 9);
     for f in &cts {
         a.receive(0, f, &mut |_: &Arrival<'_>| Decision::Drop)
             .unwrap();
@@ -351,7 +355,9 @@ fn restart_after_lost_data() {
             }
             sink.feed(&mut b, 0, &block);
         }
+        assert_eq!(a.counters().retransmits, 0);
         a.handle_timeout(RTO);
+        assert_eq!(a.counters().retransmits, 1);
         let restart = out(&mut a, RTO, &msgs);
         let want = match policy {
             RestartPolicy::FromStart => 1,

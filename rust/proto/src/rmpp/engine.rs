@@ -473,6 +473,25 @@ pub struct Engine<SS, RS, PS> {
     next_msg_id: u32,
     ctrl: [Option<Ctrl>; CTRL_QUEUE],
     rr: usize,
+    counters: Counters,
+}
+
+/// Event counts of one [`Engine`] since it was created, for statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Sender timeouts that restarted a message (RTS or data again).
+    pub retransmits: u64,
+    /// NULL packets re-sent after a timeout.
+    pub null_retries: u64,
+    /// CTS grants issued (first ones and re-issued ones).
+    pub grants: u64,
+    /// Data packets granted in total.
+    pub granted_pkts: u64,
+    /// Grants the pool made smaller than both `max_data_pkts` and what the
+    /// message still needed (the Figure 8 rule shrinking them under load).
+    pub grants_limited: u64,
+    /// Highest `outstanding` seen.
+    pub peak_outstanding: u32,
 }
 
 impl<SS, RS, PS> Engine<SS, RS, PS>
@@ -501,12 +520,18 @@ where
             next_msg_id: cfg.first_msg_id,
             ctrl: [None; CTRL_QUEUE],
             rr: 0,
+            counters: Counters::default(),
         })
     }
 
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.cfg
+    }
+
+    /// Event counts since creation.
+    pub fn counters(&self) -> Counters {
+        self.counters
     }
 
     /// Data packets granted to incoming messages and not yet received (Figure 8's
@@ -680,7 +705,7 @@ where
             } else {
                 release_grants(st, outstanding);
                 st.expected = 1;
-                grant(st, outstanding, &cfg);
+                grant(st, outstanding, &cfg, &mut self.counters);
             }
             return Ok(None);
         }
@@ -748,7 +773,7 @@ where
                 } else {
                     // accept > plen > 0, so the division is by a non-zero chunk.
                     st.last_seq = accept.saturating_sub(1).checked_div(plen).unwrap_or(0);
-                    grant(&mut st, outstanding, &cfg);
+                    grant(&mut st, outstanding, &cfg, &mut self.counters);
                 }
                 (!first.is_empty()).then_some(Placement {
                     ctx,
@@ -847,7 +872,7 @@ where
             st.reply = Some(Reply::Final);
             st.completion = Some(RecvStatus::Complete);
         } else if st.expected >= st.granted_end {
-            grant(st, outstanding, &cfg);
+            grant(st, outstanding, &cfg, &mut self.counters);
         }
         Ok(placement)
     }
@@ -1252,6 +1277,7 @@ where
     pub fn handle_timeout(&mut self, now: u64) {
         let cfg = self.cfg;
         let rto = cfg.retransmit_timeout;
+        let counters = &mut self.counters;
         for slot in self.send.as_mut().iter_mut() {
             let Some(st) = slot.st.as_mut() else { continue };
             match st.deadline {
@@ -1266,6 +1292,7 @@ where
                         start_null(st, now, rto);
                         continue;
                     }
+                    counters.retransmits = counters.retransmits.saturating_add(1);
                     if st.phase == SendPhase::Rts {
                         st.tx = SendTx::Rts;
                     } else {
@@ -1293,6 +1320,7 @@ where
                         }
                         continue;
                     }
+                    counters.null_retries = counters.null_retries.saturating_add(1);
                     st.tx = SendTx::Null;
                     st.deadline = Some(now.saturating_add(rto));
                 }
@@ -1352,12 +1380,17 @@ fn release_grants(st: &mut RecvState, outstanding: &mut u32) {
 
 /// Issues the next CTS for a message (Figure 8), never granting past the last packet
 /// the receiver needs.
-fn grant(st: &mut RecvState, outstanding: &mut u32, cfg: &Config) {
+fn grant(st: &mut RecvState, outstanding: &mut u32, cfg: &Config, counters: &mut Counters) {
     let needed = st.last_seq.saturating_sub(st.expected).saturating_add(1);
-    let n = cts_grant(cfg.max_rcv_buf, cfg.nodes, *outstanding, cfg.max_data_pkts)
-        .min(needed)
-        .max(1);
+    let rule = cts_grant(cfg.max_rcv_buf, cfg.nodes, *outstanding, cfg.max_data_pkts);
+    let n = rule.min(needed).max(1);
+    if rule < needed.min(cfg.max_data_pkts.max(1)) {
+        counters.grants_limited = counters.grants_limited.saturating_add(1);
+    }
+    counters.grants = counters.grants.saturating_add(1);
+    counters.granted_pkts = counters.granted_pkts.saturating_add(u64::from(n));
     *outstanding = outstanding.saturating_add(n);
+    counters.peak_outstanding = counters.peak_outstanding.max(*outstanding);
     st.grant_left = n;
     st.granted_end = st.expected.saturating_add(n);
     st.reply = Some(Reply::Cts {
