@@ -425,6 +425,161 @@ struct srnic_stats {
 	__u64 reserved[8];
 };
 
-/* RMPP endpoint commands take numbers 0x40 to 0x5F (see below). */
+/* RMPP endpoint commands take numbers 0x40 to 0x5F. */
+
+/*
+ * Sandia RMPP (see Documentation/srnic/rmpp.rst). Endpoints are objects of the
+ * file like QPs; a node table (NID -> MAC address and netdev) is shared by the
+ * whole module and changed with CAP_NET_ADMIN. Completions go to CQs
+ * (SRNIC_WC_RMPP_SEND / SRNIC_WC_RMPP_RECV) and are waited for through read()
+ * and poll() like every other completion.
+ */
+#define SRNIC_RMPP_ETHERTYPE	0x88B5	/* IEEE 802 local experimental 1 */
+#define SRNIC_RMPP_MAX_NID	1023	/* NIDs are 0 .. SRNIC_RMPP_MAX_NID */
+#define SRNIC_RMPP_ANY_NID	0xFFFFFFFFU
+#define SRNIC_RMPP_MAX_MSG	0xFFFFFFFFULL	/* bytes in one message */
+
+/* More completion status codes (RMPP). */
+#define SRNIC_WC_RETRY_EXC_ERR	12	/* send: no answer within max_retries */
+#define SRNIC_WC_REM_ABORT_ERR	16	/* receive: the sender aborted (NULL) or it was reclaimed */
+
+#define SRNIC_RMPP_NODE_DELETE	1U	/* remove the entry instead of setting it */
+
+/*
+ * SRNIC_IOCTL_RMPP_SET_NODE: sets (or with SRNIC_RMPP_NODE_DELETE removes)
+ * the node table entry of nid: its MAC address and the netdev it is reached
+ * through. Needs CAP_NET_ADMIN.
+ */
+struct srnic_rmpp_node {
+	__u32 size;
+	__u32 nid;
+	__u32 flags;	/* SRNIC_RMPP_NODE_* */
+	__u32 reserved0;
+	__u8 mac[6];
+	__u8 reserved1[2];
+	char ifname[16];	/* the netdev, NUL-terminated */
+	__u64 reserved;
+};
+
+/* Endpoint flags. */
+#define SRNIC_RMPP_EP_DROP_UNEXPECTED	(1U << 0)	/* refuse (MSGDROP) a message no receive matches */
+#define SRNIC_RMPP_EP_RESTART_FROM_START	(1U << 1)	/* paper restart: resend the whole message */
+#define SRNIC_RMPP_EP_ALL		((1U << 2) - 1)
+
+/*
+ * SRNIC_IOCTL_RMPP_CREATE_EP: an endpoint with local NID nid on the netdev
+ * ifname. Zero tuning fields take the defaults; the kernel writes back what it
+ * uses. EADDRINUSE if an endpoint already has this NID on this netdev and
+ * EtherType.
+ */
+struct srnic_rmpp_create_ep {
+	__u32 size;
+	__u32 pd_handle;	/* MRs named by lkey must belong to it */
+	__u32 nid;	/* local NID */
+	__u32 send_cq;
+	__u32 recv_cq;
+	__u32 flags;	/* SRNIC_RMPP_EP_* */
+	char ifname[16];	/* the netdev, NUL-terminated */
+	__u32 ethertype;	/* 0: SRNIC_RMPP_ETHERTYPE */
+	__u32 max_send;	/* in/out: messages in flight (0: default) */
+	__u32 max_recv;	/* in/out: posted receives (0: default) */
+	__u32 rto_us;	/* in/out: retransmission timeout */
+	__u32 max_retries;	/* in/out: timeouts per message before it fails */
+	__u32 reclaim_ms;	/* in/out: receiver state without activity is freed */
+	__u32 max_rcv_buf;	/* in/out: grant pool (paper: MAX_RCV_BUF) */
+	__u32 nodes;	/* in/out: pool share kept for first packets (paper: NODES) */
+	__u32 max_data_pkts;	/* in/out: largest grant (paper: MAX_DATA_PKTS) */
+	__u32 mtu;	/* out: RMPP packet size, header included */
+	__u32 ep_handle;	/* out */
+	__u32 reserved0;
+	__u64 reserved[2];
+};
+
+/*
+ * SRNIC_IOCTL_RMPP_SEND: sends length bytes at addr to dst_nid with tag.
+ * Completes with SRNIC_WC_RMPP_SEND on the send CQ: byte_len is what the
+ * receiver took (less than msg_len when it truncated). EAGAIN when max_send
+ * messages are in flight.
+ */
+struct srnic_rmpp_send {
+	__u32 size;
+	__u32 ep_handle;
+	__u64 wr_id;
+	__u64 tag;	/* the 64-bit match tag */
+	__u64 addr;	/* user pointer (in lkey's region if lkey != 0) */
+	__u64 length;	/* at most SRNIC_RMPP_MAX_MSG */
+	__u32 lkey;	/* 0: pin the buffer while the message is in flight */
+	__u32 dst_nid;
+	__u64 reserved;
+};
+
+/*
+ * SRNIC_IOCTL_RMPP_POST_RECV: a receive for the first message (in posting
+ * order) whose tag matches: (tag ^ match_bits) & ~ignore_bits == 0, from
+ * src_nid. Completes with SRNIC_WC_RMPP_RECV on the receive CQ. EAGAIN when
+ * max_recv receives are posted.
+ */
+struct srnic_rmpp_post_recv {
+	__u32 size;
+	__u32 ep_handle;
+	__u64 wr_id;
+	__u64 match_bits;
+	__u64 ignore_bits;	/* tag bits that do not take part in matching */
+	__u64 addr;	/* user pointer (in lkey's region if lkey != 0) */
+	__u64 length;	/* the most bytes taken; longer messages are truncated */
+	__u32 lkey;	/* 0: pin the buffer while the receive is posted */
+	__u32 src_nid;	/* SRNIC_RMPP_ANY_NID: any sender */
+	__u64 reserved;
+};
+
+/*
+ * SRNIC_IOCTL_RMPP_QUERY_STATS: module-wide RMPP counters since load (gauges:
+ * endpoints, active_sends, active_recvs).
+ */
+struct srnic_rmpp_stats {
+	__u32 size;
+	__u32 reserved0;
+	__u64 endpoints;	/* RMPP endpoints now */
+	__u64 active_sends;	/* outgoing messages the engines hold now */
+	__u64 active_recvs;	/* incoming messages the engines hold now */
+	__u64 msgs_sent;	/* sends the receiver acknowledged (MSGEND) */
+	__u64 msgs_received;	/* receives completed */
+	__u64 msgs_truncated;	/* receives truncated to the posted length */
+	__u64 send_failed;	/* sends that got no answer within max_retries */
+	__u64 send_dropped;	/* sends the receiver refused (MSGDROP) */
+	__u64 send_aborted;	/* sends aborted by the endpoint's destruction (NULL sent) */
+	__u64 recv_aborted;	/* receives aborted by the sender (NULL) or reclaimed */
+	__u64 tx_packets;	/* packets sent */
+	__u64 rx_packets;	/* packets the engines accepted */
+	__u64 tx_bytes;	/* payload bytes sent */
+	__u64 rx_bytes;	/* payload bytes placed */
+	__u64 retransmits;	/* sender timeouts that resent an RTS or restarted data */
+	__u64 grants;	/* CTS grants issued */
+	__u64 granted_packets;	/* data packets granted */
+	__u64 grants_limited;	/* grants the shared pool made smaller (Figure 8 rule) */
+	__u64 unexpected_held;	/* first packets with no matching receive, left to the sender to retry */
+	__u64 unexpected_dropped;	/* messages refused for want of a matching receive */
+	__u64 drop_short;	/* frames shorter than the header or its payload length */
+	__u64 drop_bad_version;	/* frames with another protocol version */
+	__u64 drop_bad_type;	/* frames with an unknown packet type */
+	__u64 drop_other_nid;	/* frames addressed to a NID no endpoint here owns (per endpoint) */
+	__u64 drop_unknown_nid;	/* frames from a NID outside the node table */
+	__u64 drop_queue_full;	/* frames dropped because an endpoint's receive queue was full */
+	__u64 drop_malformed;	/* frames with inconsistent header fields */
+	__u64 drop_duplicate;	/* duplicate or stale packets */
+	__u64 drop_out_of_order;	/* first packets ahead of the per-sender message order */
+	__u64 drop_table_full;	/* first packets refused because the receive table was full */
+	__u64 drop_unknown_msg;	/* packets for a message the endpoint does not know */
+	__u64 drop_unexpected;	/* valid packets the message's state did not expect */
+	__u64 tx_errors;	/* packets that could not be sent (no route, no memory, queue full) */
+	__u64 reserved[8];
+};
+
+#define SRNIC_IOCTL_RMPP_SET_NODE	_IOWR(SRNIC_IOCTL_MAGIC, 0x40, struct srnic_rmpp_node)
+#define SRNIC_IOCTL_RMPP_CREATE_EP	_IOWR(SRNIC_IOCTL_MAGIC, 0x41, struct srnic_rmpp_create_ep)
+#define SRNIC_IOCTL_RMPP_DESTROY_EP	_IOWR(SRNIC_IOCTL_MAGIC, 0x42, struct srnic_handle_arg)
+#define SRNIC_IOCTL_RMPP_SEND		_IOWR(SRNIC_IOCTL_MAGIC, 0x43, struct srnic_rmpp_send)
+#define SRNIC_IOCTL_RMPP_POST_RECV	_IOWR(SRNIC_IOCTL_MAGIC, 0x44, struct srnic_rmpp_post_recv)
+#define SRNIC_IOCTL_RMPP_QUERY_STATS	_IOWR(SRNIC_IOCTL_MAGIC, 0x45, struct srnic_rmpp_stats)
 
 #endif /* _UAPI_SRNIC_H */

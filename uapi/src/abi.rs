@@ -667,6 +667,276 @@ pub const SRNIC_IOCTL_DISCONNECT: u32 = iowr::<SrnicDisconnect>(0x11);
 /// `SRNIC_IOCTL_QUERY_STATS`: see `uapi/srnic.h`.
 pub const SRNIC_IOCTL_QUERY_STATS: u32 = iowr::<SrnicStats>(0x12);
 
+
+/// Default EtherType of Sandia RMPP frames (IEEE 802 local experimental 1).
+pub const SRNIC_RMPP_ETHERTYPE: u32 = 0x88B5;
+/// Highest NID (NIDs are 0 ..= this).
+pub const SRNIC_RMPP_MAX_NID: u32 = 1023;
+/// Any sender, in a posted receive.
+pub const SRNIC_RMPP_ANY_NID: u32 = 0xFFFF_FFFF;
+/// Most bytes in one message.
+pub const SRNIC_RMPP_MAX_MSG: u64 = 0xFFFF_FFFF;
+/// Send: no answer within max_retries.
+pub const SRNIC_WC_RETRY_EXC_ERR: u32 = 12;
+/// Receive: the sender aborted (NULL) or it was reclaimed.
+pub const SRNIC_WC_REM_ABORT_ERR: u32 = 16;
+/// Remove the node table entry instead of setting it.
+pub const SRNIC_RMPP_NODE_DELETE: u32 = 1;
+/// Refuse (MSGDROP) a message no receive matches.
+pub const SRNIC_RMPP_EP_DROP_UNEXPECTED: u32 = 1 << 0;
+/// Paper restart: resend the whole message after a timeout.
+pub const SRNIC_RMPP_EP_RESTART_FROM_START: u32 = 1 << 1;
+/// Every endpoint flag.
+pub const SRNIC_RMPP_EP_ALL: u32 = (1 << 2) - 1;
+
+/// `struct srnic_rmpp_node`: SRNIC_IOCTL_RMPP_SET_NODE: sets or removes a node table entry (NID -> MAC address and netdev).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrnicRmppNode {
+    /// Set by the caller to the size of this structure.
+    pub size: u32,
+    /// Nid.
+    pub nid: u32,
+    /// SRNIC_RMPP_NODE_*.
+    pub flags: u32,
+    /// Must be zero.
+    pub reserved0: u32,
+    /// Mac.
+    pub mac: [u8; 6],
+    /// Must be zero.
+    pub reserved1: [u8; 2],
+    /// The netdev, NUL-terminated.
+    pub ifname: [u8; 16],
+    /// Must be zero.
+    pub reserved: u64,
+}
+
+/// `struct srnic_rmpp_create_ep`: SRNIC_IOCTL_RMPP_CREATE_EP: an RMPP endpoint.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrnicRmppCreateEp {
+    /// Set by the caller to the size of this structure.
+    pub size: u32,
+    /// MRs named by lkey must belong to it.
+    pub pd_handle: u32,
+    /// Local NID.
+    pub nid: u32,
+    /// Send cq.
+    pub send_cq: u32,
+    /// Recv cq.
+    pub recv_cq: u32,
+    /// SRNIC_RMPP_EP_*.
+    pub flags: u32,
+    /// The netdev, NUL-terminated.
+    pub ifname: [u8; 16],
+    /// 0: SRNIC_RMPP_ETHERTYPE.
+    pub ethertype: u32,
+    /// In/out: messages in flight (0: default).
+    pub max_send: u32,
+    /// In/out: posted receives (0: default).
+    pub max_recv: u32,
+    /// In/out: retransmission timeout.
+    pub rto_us: u32,
+    /// In/out: timeouts per message before it fails.
+    pub max_retries: u32,
+    /// In/out: receiver state without activity is freed.
+    pub reclaim_ms: u32,
+    /// In/out: grant pool (paper: MAX_RCV_BUF).
+    pub max_rcv_buf: u32,
+    /// In/out: pool share kept for first packets (paper: NODES).
+    pub nodes: u32,
+    /// In/out: largest grant (paper: MAX_DATA_PKTS).
+    pub max_data_pkts: u32,
+    /// Out: RMPP packet size, header included.
+    pub mtu: u32,
+    /// Out.
+    pub ep_handle: u32,
+    /// Must be zero.
+    pub reserved0: u32,
+    /// Must be zero.
+    pub reserved: [u64; 2],
+}
+
+/// `struct srnic_rmpp_send`: SRNIC_IOCTL_RMPP_SEND: sends one message.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrnicRmppSend {
+    /// Set by the caller to the size of this structure.
+    pub size: u32,
+    /// Ep handle.
+    pub ep_handle: u32,
+    /// Wr id.
+    pub wr_id: u64,
+    /// The 64-bit match tag.
+    pub tag: u64,
+    /// User pointer (in lkey's region if lkey != 0).
+    pub addr: u64,
+    /// At most SRNIC_RMPP_MAX_MSG.
+    pub length: u64,
+    /// 0: pin the buffer while the message is in flight.
+    pub lkey: u32,
+    /// Dst nid.
+    pub dst_nid: u32,
+    /// Must be zero.
+    pub reserved: u64,
+}
+
+/// `struct srnic_rmpp_post_recv`: SRNIC_IOCTL_RMPP_POST_RECV: posts one receive.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrnicRmppPostRecv {
+    /// Set by the caller to the size of this structure.
+    pub size: u32,
+    /// Ep handle.
+    pub ep_handle: u32,
+    /// Wr id.
+    pub wr_id: u64,
+    /// Match bits.
+    pub match_bits: u64,
+    /// Tag bits that do not take part in matching.
+    pub ignore_bits: u64,
+    /// User pointer (in lkey's region if lkey != 0).
+    pub addr: u64,
+    /// The most bytes taken; longer messages are truncated.
+    pub length: u64,
+    /// 0: pin the buffer while the receive is posted.
+    pub lkey: u32,
+    /// SRNIC_RMPP_ANY_NID: any sender.
+    pub src_nid: u32,
+    /// Must be zero.
+    pub reserved: u64,
+}
+
+/// `struct srnic_rmpp_stats`: SRNIC_IOCTL_RMPP_QUERY_STATS: module-wide RMPP counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrnicRmppStats {
+    /// Set by the caller to the size of this structure.
+    pub size: u32,
+    /// Must be zero.
+    pub reserved0: u32,
+    /// RMPP endpoints now.
+    pub endpoints: u64,
+    /// Outgoing messages the engines hold now.
+    pub active_sends: u64,
+    /// Incoming messages the engines hold now.
+    pub active_recvs: u64,
+    /// Sends the receiver acknowledged (MSGEND).
+    pub msgs_sent: u64,
+    /// Receives completed.
+    pub msgs_received: u64,
+    /// Receives truncated to the posted length.
+    pub msgs_truncated: u64,
+    /// Sends that got no answer within max_retries.
+    pub send_failed: u64,
+    /// Sends the receiver refused (MSGDROP).
+    pub send_dropped: u64,
+    /// Sends aborted by the endpoint's destruction (NULL sent).
+    pub send_aborted: u64,
+    /// Receives aborted by the sender (NULL) or reclaimed.
+    pub recv_aborted: u64,
+    /// Packets sent.
+    pub tx_packets: u64,
+    /// Packets the engines accepted.
+    pub rx_packets: u64,
+    /// Payload bytes sent.
+    pub tx_bytes: u64,
+    /// Payload bytes placed.
+    pub rx_bytes: u64,
+    /// Sender timeouts that resent an RTS or restarted data.
+    pub retransmits: u64,
+    /// CTS grants issued.
+    pub grants: u64,
+    /// Data packets granted.
+    pub granted_packets: u64,
+    /// Grants the shared pool made smaller (Figure 8 rule).
+    pub grants_limited: u64,
+    /// First packets with no matching receive, left to the sender to retry.
+    pub unexpected_held: u64,
+    /// Messages refused for want of a matching receive.
+    pub unexpected_dropped: u64,
+    /// Frames shorter than the header or its payload length.
+    pub drop_short: u64,
+    /// Frames with another protocol version.
+    pub drop_bad_version: u64,
+    /// Frames with an unknown packet type.
+    pub drop_bad_type: u64,
+    /// Frames addressed to a NID no endpoint here owns (per endpoint).
+    pub drop_other_nid: u64,
+    /// Frames from a NID outside the node table.
+    pub drop_unknown_nid: u64,
+    /// Frames dropped because an endpoint's receive queue was full.
+    pub drop_queue_full: u64,
+    /// Frames with inconsistent header fields.
+    pub drop_malformed: u64,
+    /// Duplicate or stale packets.
+    pub drop_duplicate: u64,
+    /// First packets ahead of the per-sender message order.
+    pub drop_out_of_order: u64,
+    /// First packets refused because the receive table was full.
+    pub drop_table_full: u64,
+    /// Packets for a message the endpoint does not know.
+    pub drop_unknown_msg: u64,
+    /// Valid packets the message's state did not expect.
+    pub drop_unexpected: u64,
+    /// Packets that could not be sent (no route, no memory, queue full).
+    pub tx_errors: u64,
+    /// Must be zero.
+    pub reserved: [u64; 8],
+}
+
+/// `SRNIC_IOCTL_RMPP_SET_NODE`: see `uapi/srnic.h`.
+pub const SRNIC_IOCTL_RMPP_SET_NODE: u32 = iowr::<SrnicRmppNode>(0x40);
+/// `SRNIC_IOCTL_RMPP_CREATE_EP`: see `uapi/srnic.h`.
+pub const SRNIC_IOCTL_RMPP_CREATE_EP: u32 = iowr::<SrnicRmppCreateEp>(0x41);
+/// `SRNIC_IOCTL_RMPP_DESTROY_EP`: see `uapi/srnic.h`.
+pub const SRNIC_IOCTL_RMPP_DESTROY_EP: u32 = iowr::<SrnicHandleArg>(0x42);
+/// `SRNIC_IOCTL_RMPP_SEND`: see `uapi/srnic.h`.
+pub const SRNIC_IOCTL_RMPP_SEND: u32 = iowr::<SrnicRmppSend>(0x43);
+/// `SRNIC_IOCTL_RMPP_POST_RECV`: see `uapi/srnic.h`.
+pub const SRNIC_IOCTL_RMPP_POST_RECV: u32 = iowr::<SrnicRmppPostRecv>(0x44);
+/// `SRNIC_IOCTL_RMPP_QUERY_STATS`: see `uapi/srnic.h`.
+pub const SRNIC_IOCTL_RMPP_QUERY_STATS: u32 = iowr::<SrnicRmppStats>(0x45);
+
+/// The counters of [`SrnicRmppStats`] by name, in ABI order.
+pub fn rmpp_stats_counters(s: &SrnicRmppStats) -> [(&'static str, u64); 33] {
+    [
+        ("rmpp_endpoints", s.endpoints),
+        ("rmpp_active_sends", s.active_sends),
+        ("rmpp_active_recvs", s.active_recvs),
+        ("rmpp_msgs_sent", s.msgs_sent),
+        ("rmpp_msgs_received", s.msgs_received),
+        ("rmpp_msgs_truncated", s.msgs_truncated),
+        ("rmpp_send_failed", s.send_failed),
+        ("rmpp_send_dropped", s.send_dropped),
+        ("rmpp_send_aborted", s.send_aborted),
+        ("rmpp_recv_aborted", s.recv_aborted),
+        ("rmpp_tx_packets", s.tx_packets),
+        ("rmpp_rx_packets", s.rx_packets),
+        ("rmpp_tx_bytes", s.tx_bytes),
+        ("rmpp_rx_bytes", s.rx_bytes),
+        ("rmpp_retransmits", s.retransmits),
+        ("rmpp_grants", s.grants),
+        ("rmpp_granted_packets", s.granted_packets),
+        ("rmpp_grants_limited", s.grants_limited),
+        ("rmpp_unexpected_held", s.unexpected_held),
+        ("rmpp_unexpected_dropped", s.unexpected_dropped),
+        ("rmpp_drop_short", s.drop_short),
+        ("rmpp_drop_bad_version", s.drop_bad_version),
+        ("rmpp_drop_bad_type", s.drop_bad_type),
+        ("rmpp_drop_other_nid", s.drop_other_nid),
+        ("rmpp_drop_unknown_nid", s.drop_unknown_nid),
+        ("rmpp_drop_queue_full", s.drop_queue_full),
+        ("rmpp_drop_malformed", s.drop_malformed),
+        ("rmpp_drop_duplicate", s.drop_duplicate),
+        ("rmpp_drop_out_of_order", s.drop_out_of_order),
+        ("rmpp_drop_table_full", s.drop_table_full),
+        ("rmpp_drop_unknown_msg", s.drop_unknown_msg),
+        ("rmpp_drop_unexpected", s.drop_unexpected),
+        ("rmpp_tx_errors", s.tx_errors),
+    ]
+}
+
 /// Calls `$m!(Struct, c_name, field)` for every field of every ABI structure, so
 /// that tests can compare each offset and size with the C header.
 #[macro_export]
@@ -833,6 +1103,89 @@ macro_rules! srnic_abi_fields {
         $m!(SrnicStats, srnic_stats, terminates_received);
         $m!(SrnicStats, srnic_stats, crc_errors);
         $m!(SrnicStats, srnic_stats, reserved);
+        $m!(SrnicRmppNode, srnic_rmpp_node, size);
+        $m!(SrnicRmppNode, srnic_rmpp_node, nid);
+        $m!(SrnicRmppNode, srnic_rmpp_node, flags);
+        $m!(SrnicRmppNode, srnic_rmpp_node, reserved0);
+        $m!(SrnicRmppNode, srnic_rmpp_node, mac);
+        $m!(SrnicRmppNode, srnic_rmpp_node, reserved1);
+        $m!(SrnicRmppNode, srnic_rmpp_node, ifname);
+        $m!(SrnicRmppNode, srnic_rmpp_node, reserved);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, size);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, pd_handle);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, nid);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, send_cq);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, recv_cq);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, flags);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, ifname);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, ethertype);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, max_send);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, max_recv);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, rto_us);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, max_retries);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, reclaim_ms);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, max_rcv_buf);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, nodes);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, max_data_pkts);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, mtu);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, ep_handle);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, reserved0);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep, reserved);
+        $m!(SrnicRmppSend, srnic_rmpp_send, size);
+        $m!(SrnicRmppSend, srnic_rmpp_send, ep_handle);
+        $m!(SrnicRmppSend, srnic_rmpp_send, wr_id);
+        $m!(SrnicRmppSend, srnic_rmpp_send, tag);
+        $m!(SrnicRmppSend, srnic_rmpp_send, addr);
+        $m!(SrnicRmppSend, srnic_rmpp_send, length);
+        $m!(SrnicRmppSend, srnic_rmpp_send, lkey);
+        $m!(SrnicRmppSend, srnic_rmpp_send, dst_nid);
+        $m!(SrnicRmppSend, srnic_rmpp_send, reserved);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, size);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, ep_handle);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, wr_id);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, match_bits);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, ignore_bits);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, addr);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, length);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, lkey);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, src_nid);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv, reserved);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, size);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, reserved0);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, endpoints);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, active_sends);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, active_recvs);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, msgs_sent);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, msgs_received);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, msgs_truncated);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, send_failed);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, send_dropped);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, send_aborted);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, recv_aborted);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, tx_packets);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, rx_packets);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, tx_bytes);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, rx_bytes);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, retransmits);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, grants);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, granted_packets);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, grants_limited);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, unexpected_held);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, unexpected_dropped);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_short);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_bad_version);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_bad_type);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_other_nid);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_unknown_nid);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_queue_full);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_malformed);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_duplicate);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_out_of_order);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_table_full);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_unknown_msg);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, drop_unexpected);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, tx_errors);
+        $m!(SrnicRmppStats, srnic_rmpp_stats, reserved);
     };
 }
 
@@ -860,6 +1213,11 @@ macro_rules! srnic_abi_structs {
         $m!(SrnicSge, srnic_sge);
         $m!(SrnicPostWr, srnic_post_wr);
         $m!(SrnicStats, srnic_stats);
+        $m!(SrnicRmppNode, srnic_rmpp_node);
+        $m!(SrnicRmppCreateEp, srnic_rmpp_create_ep);
+        $m!(SrnicRmppSend, srnic_rmpp_send);
+        $m!(SrnicRmppPostRecv, srnic_rmpp_post_recv);
+        $m!(SrnicRmppStats, srnic_rmpp_stats);
     };
 }
 
@@ -954,6 +1312,22 @@ macro_rules! srnic_abi_consts {
         $m!(SRNIC_IOCTL_REJECT, SRNIC_IOCTL_REJECT);
         $m!(SRNIC_IOCTL_DISCONNECT, SRNIC_IOCTL_DISCONNECT);
         $m!(SRNIC_IOCTL_QUERY_STATS, SRNIC_IOCTL_QUERY_STATS);
+        $m!(SRNIC_RMPP_ETHERTYPE, SRNIC_RMPP_ETHERTYPE);
+        $m!(SRNIC_RMPP_MAX_NID, SRNIC_RMPP_MAX_NID);
+        $m!(SRNIC_RMPP_ANY_NID, SRNIC_RMPP_ANY_NID);
+        $m!(SRNIC_RMPP_MAX_MSG, SRNIC_RMPP_MAX_MSG);
+        $m!(SRNIC_WC_RETRY_EXC_ERR, SRNIC_WC_RETRY_EXC_ERR);
+        $m!(SRNIC_WC_REM_ABORT_ERR, SRNIC_WC_REM_ABORT_ERR);
+        $m!(SRNIC_RMPP_NODE_DELETE, SRNIC_RMPP_NODE_DELETE);
+        $m!(SRNIC_RMPP_EP_DROP_UNEXPECTED, SRNIC_RMPP_EP_DROP_UNEXPECTED);
+        $m!(SRNIC_RMPP_EP_RESTART_FROM_START, SRNIC_RMPP_EP_RESTART_FROM_START);
+        $m!(SRNIC_RMPP_EP_ALL, SRNIC_RMPP_EP_ALL);
+        $m!(SRNIC_IOCTL_RMPP_SET_NODE, SRNIC_IOCTL_RMPP_SET_NODE);
+        $m!(SRNIC_IOCTL_RMPP_CREATE_EP, SRNIC_IOCTL_RMPP_CREATE_EP);
+        $m!(SRNIC_IOCTL_RMPP_DESTROY_EP, SRNIC_IOCTL_RMPP_DESTROY_EP);
+        $m!(SRNIC_IOCTL_RMPP_SEND, SRNIC_IOCTL_RMPP_SEND);
+        $m!(SRNIC_IOCTL_RMPP_POST_RECV, SRNIC_IOCTL_RMPP_POST_RECV);
+        $m!(SRNIC_IOCTL_RMPP_QUERY_STATS, SRNIC_IOCTL_RMPP_QUERY_STATS);
     };
 }
 
@@ -986,4 +1360,9 @@ const _: () = {
     assert!(size_of::<SrnicStats>() == 160);
     assert!(offset_of!(SrnicEvent, private_data) == 96);
     assert!(offset_of!(SrnicWc, tag) == 40);
+    assert!(size_of::<SrnicRmppNode>() == 48);
+    assert!(size_of::<SrnicRmppCreateEp>() == 104);
+    assert!(size_of::<SrnicRmppSend>() == 56);
+    assert!(size_of::<SrnicRmppPostRecv>() == 64);
+    assert!(size_of::<SrnicRmppStats>() == 336);
 };
