@@ -14,6 +14,7 @@ use crate::{
     mr::MrTable,
     pd::Pd,
     post, qp::Qp,
+    rmpp_ep::Ep,
     stats,
     sys::{
         miscdev::MiscFile,
@@ -35,6 +36,7 @@ pub(crate) struct Objects {
     pub(crate) cqs: Table<Arc<Cq>>,
     pub(crate) qps: Table<Arc<Qp>>,
     pub(crate) listeners: Table<Arc<Listener>>,
+    pub(crate) eps: Table<Arc<Ep>>,
 }
 
 /// The per-open state of `/dev/srnic`.
@@ -60,6 +62,7 @@ impl MiscFile for Context {
                     cqs: Table::new(limits::MAX_CQ),
                     qps: Table::new(limits::MAX_QP),
                     listeners: Table::new(limits::MAX_LISTENERS),
+                    eps: Table::new(limits::MAX_RMPP_ENDPOINTS),
                 }, "srnic_objects"),
             }),
             GFP_KERNEL,
@@ -88,10 +91,13 @@ impl MiscFile for Context {
 #[pinned_drop]
 impl PinnedDrop for Context {
     fn drop(self: Pin<&mut Self>) {
-        let (qps, listeners, cqs, pds) = {
+        let (qps, listeners, eps, cqs, pds) = {
             let mut o = self.objs.lock();
-            (o.qps.drain(), o.listeners.drain(), o.cqs.drain(), o.pds.drain())
+            (o.qps.drain(), o.listeners.drain(), o.eps.drain(), o.cqs.drain(), o.pds.drain())
         };
+        for ep in eps.iter() {
+            ep.close();
+        }
         for l in listeners.iter() {
             l.stop();
         }
@@ -101,7 +107,7 @@ impl PinnedDrop for Context {
         // Refuse (reset) every request nobody accepted.
         drop(self.conns.lock().drain());
         self.mrs.clear();
-        drop((qps, listeners, cqs, pds));
+        drop((qps, listeners, eps, cqs, pds));
         stats::CONTEXTS.fetch_sub(1, Ordering::Relaxed);
     }
 }

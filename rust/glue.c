@@ -616,11 +616,6 @@ void *srnic_port_close(struct srnic_port *p)
 	return owner;
 }
 
-unsigned int srnic_port_mtu(struct srnic_port *p)
-{
-	return READ_ONCE(p->dev->mtu);
-}
-
 int srnic_port_ifindex(struct srnic_port *p)
 {
 	return p->dev->ifindex;
@@ -720,4 +715,21 @@ u64 srnic_now_ns(void)
 bool srnic_net_admin(void)
 {
 	return capable(CAP_NET_ADMIN);
+}
+
+/*
+ * The interface index of the netdev named ifname (initial namespace), or
+ * -ENODEV; its MTU in *mtu.
+ */
+int srnic_netdev_info(const char *ifname, unsigned int *mtu)
+{
+	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+	int i;
+
+	if (!dev)
+		return -ENODEV;
+	i = dev->ifindex;
+	*mtu = READ_ONCE(dev->mtu);
+	dev_put(dev);
+	return i;
 }

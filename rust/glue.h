@@ -74,7 +74,6 @@ typedef void (*srnic_port_notify_fn)(void *owner);
 struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u32 qmax,
 				   srnic_port_notify_fn notify, void *owner, int *err);
 void *srnic_port_close(struct srnic_port *p);
-unsigned int srnic_port_mtu(struct srnic_port *p);
 int srnic_port_ifindex(struct srnic_port *p);
 void srnic_port_counters(struct srnic_port *p, u64 *out);
 struct sk_buff *srnic_port_dequeue(struct srnic_port *p);
@@ -88,5 +87,6 @@ int srnic_skb_copy(struct sk_buff *skb, unsigned int off, void *to, unsigned int
 long srnic_skb_read(struct sk_buff *skb, unsigned int off, size_t len, srnic_rx_fn fn, void *arg);
 u64 srnic_now_ns(void);
 bool srnic_net_admin(void);
+int srnic_netdev_info(const char *ifname, unsigned int *mtu);
 
 #endif /* SRNIC_GLUE_H */

@@ -16,7 +16,10 @@ use crate::{
     limits,
     pd::Pd,
     qp::{Qp, QpCaps, QpState},
+    rmpp_ep::{Ep, EpParams},
+    rmpp_node::{self, Node},
     stats,
+    sys::netdev::net_admin,
     uapi::*,
 };
 use kernel::{
@@ -50,6 +53,11 @@ impl IsZero for u64 {
         *self == 0
     }
 }
+impl<const N: usize> IsZero for [u8; N] {
+    fn is_zero(&self) -> bool {
+        self.iter().all(|&r| r == 0)
+    }
+}
 impl<const N: usize> IsZero for [u64; N] {
     fn is_zero(&self) -> bool {
         self.iter().all(|&r| r == 0)
@@ -72,7 +80,8 @@ abi_bytes!(
     SrnicQueryDevice, SrnicHandleArg, SrnicAllocPd, SrnicRegMr, SrnicCreateCq,
     SrnicReqNotifyCq, SrnicWc, SrnicPollCq, SrnicCreateQp, SrnicQueryQp, SrnicListen,
     SrnicConnect, SrnicAccept, SrnicReject, SrnicDisconnect, SrnicEvent, SrnicSge,
-    SrnicPostWr, SrnicStats,
+    SrnicPostWr, SrnicStats, SrnicRmppNode, SrnicRmppCreateEp, SrnicRmppSend,
+    SrnicRmppPostRecv, SrnicRmppStats,
 );
 
 /// Implements [`Arg`] for a structure, its command and its reserved fields.
@@ -103,6 +112,11 @@ arg!(SrnicAccept, SRNIC_IOCTL_ACCEPT, [reserved]);
 arg!(SrnicReject, SRNIC_IOCTL_REJECT, [reserved0, reserved]);
 arg!(SrnicDisconnect, SRNIC_IOCTL_DISCONNECT, [reserved0]);
 arg!(SrnicStats, SRNIC_IOCTL_QUERY_STATS, [reserved0, reserved]);
+arg!(SrnicRmppNode, SRNIC_IOCTL_RMPP_SET_NODE, [reserved0, reserved1, reserved]);
+arg!(SrnicRmppCreateEp, SRNIC_IOCTL_RMPP_CREATE_EP, [reserved0, reserved]);
+arg!(SrnicRmppSend, SRNIC_IOCTL_RMPP_SEND, [reserved]);
+arg!(SrnicRmppPostRecv, SRNIC_IOCTL_RMPP_POST_RECV, [reserved]);
+arg!(SrnicRmppStats, SRNIC_IOCTL_RMPP_QUERY_STATS, [reserved0, reserved]);
 
 /// Runs `f` on the validated argument of command `cmd` and copies it back.
 fn with_arg<T: Arg>(cmd: u32, arg: usize, f: impl FnOnce(&mut T) -> Result<isize>) -> Result<isize> {
@@ -162,6 +176,12 @@ pub(crate) fn dispatch(ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
         n if n == nr(SRNIC_IOCTL_REJECT) => with_arg(cmd, arg, |a| reject(ctx, a)),
         n if n == nr(SRNIC_IOCTL_DISCONNECT) => with_arg(cmd, arg, |a| disconnect(ctx, a)),
         n if n == nr(SRNIC_IOCTL_QUERY_STATS) => with_arg(cmd, arg, query_stats),
+        n if n == nr(SRNIC_IOCTL_RMPP_SET_NODE) => with_arg(cmd, arg, rmpp_set_node),
+        n if n == nr(SRNIC_IOCTL_RMPP_CREATE_EP) => with_arg(cmd, arg, |a| rmpp_create_ep(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_RMPP_DESTROY_EP) => with_handle(cmd, SRNIC_IOCTL_RMPP_DESTROY_EP, arg, |h| rmpp_destroy_ep(ctx, h)),
+        n if n == nr(SRNIC_IOCTL_RMPP_SEND) => with_arg(cmd, arg, |a| rmpp_send(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_RMPP_POST_RECV) => with_arg(cmd, arg, |a| rmpp_post_recv(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_RMPP_QUERY_STATS) => with_arg(cmd, arg, rmpp_query_stats),
         _ => Err(ENOTTY),
     }
 }
@@ -379,5 +399,89 @@ fn disconnect(ctx: &Context, a: &mut SrnicDisconnect) -> Result<isize> {
     }
     let qp = ctx.objs.lock().qps.get(a.qp_handle)?.clone();
     qp.disconnect(a.flags & SRNIC_DISCONNECT_ABORT != 0)?;
+    Ok(0)
+}
+
+/// The NUL-terminated interface name in `name` (not empty).
+fn ifname(name: &[u8; 16]) -> Result<&kernel::str::CStr> {
+    let end = name.iter().position(|&b| b == 0).ok_or(EINVAL)?;
+    if end == 0 {
+        return Err(EINVAL);
+    }
+    kernel::str::CStr::from_bytes_with_nul(&name[..=end]).map_err(|_| EINVAL)
+}
+
+fn rmpp_set_node(a: &mut SrnicRmppNode) -> Result<isize> {
+    if !net_admin() {
+        return Err(EPERM);
+    }
+    if a.nid > SRNIC_RMPP_MAX_NID || a.flags & !SRNIC_RMPP_NODE_DELETE != 0 {
+        return Err(EINVAL);
+    }
+    if a.flags & SRNIC_RMPP_NODE_DELETE != 0 {
+        rmpp_node::set(a.nid, None)?;
+        return Ok(0);
+    }
+    // A node is a unicast station: no multicast (or broadcast) and no zero address.
+    if a.mac[0] & 1 != 0 || a.mac.iter().all(|&b| b == 0) {
+        return Err(EINVAL);
+    }
+    let (ifindex, _) = crate::sys::netdev::netdev_info(ifname(&a.ifname)?)?;
+    rmpp_node::set(a.nid, Some(Node { mac: a.mac, ifindex }))?;
+    Ok(0)
+}
+
+fn rmpp_create_ep(ctx: &Context, a: &mut SrnicRmppCreateEp) -> Result<isize> {
+    let params = EpParams::from_abi(a)?;
+    let name = ifname(&a.ifname)?;
+    let (pd, scq, rcq, handle) = {
+        let o = ctx.objs.lock();
+        (
+            o.pds.get(a.pd_handle)?.clone(),
+            o.cqs.get(a.send_cq)?.clone(),
+            o.cqs.get(a.recv_cq)?.clone(),
+            o.eps.next_handle()?,
+        )
+    };
+    let ep = Ep::create(handle, params, name, &pd, ctx.mrs.clone(), scq, rcq)?;
+    let inserted = {
+        let mut o = ctx.objs.lock();
+        // Another thread may have taken the handle meanwhile.
+        if o.eps.next_handle()? == handle {
+            o.eps.insert(ep.clone())
+        } else {
+            Err(EAGAIN)
+        }
+    };
+    if let Err(e) = inserted {
+        ep.close();
+        return Err(e);
+    }
+    params.to_abi(a);
+    a.mtu = ep.packet_size();
+    a.ep_handle = handle;
+    Ok(0)
+}
+
+fn rmpp_destroy_ep(ctx: &Context, h: u32) -> Result {
+    let ep = ctx.objs.lock().eps.remove(h)?;
+    ep.close();
+    Ok(())
+}
+
+fn rmpp_send(ctx: &Context, a: &mut SrnicRmppSend) -> Result<isize> {
+    let ep = ctx.objs.lock().eps.get(a.ep_handle)?.clone();
+    ep.send(a)?;
+    Ok(0)
+}
+
+fn rmpp_post_recv(ctx: &Context, a: &mut SrnicRmppPostRecv) -> Result<isize> {
+    let ep = ctx.objs.lock().eps.get(a.ep_handle)?.clone();
+    ep.post_recv(a)?;
+    Ok(0)
+}
+
+fn rmpp_query_stats(s: &mut SrnicRmppStats) -> Result<isize> {
+    stats::fill_rmpp(s);
     Ok(0)
 }

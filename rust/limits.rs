@@ -34,6 +34,30 @@ pub(crate) const MAX_ORD: usize = 32;
 pub(crate) const MAX_IRD: usize = 32;
 /// RMPP endpoints per context.
 pub(crate) const MAX_RMPP_ENDPOINTS: usize = 64;
+/// RMPP: messages in flight per endpoint (default, maximum).
+pub(crate) const RMPP_DEFAULT_SEND: u32 = 64;
+pub(crate) const RMPP_MAX_SEND: usize = 1024;
+/// RMPP: posted receives per endpoint (default, maximum).
+pub(crate) const RMPP_DEFAULT_RECV: u32 = 128;
+pub(crate) const RMPP_MAX_RECV: usize = 1024;
+/// RMPP: retransmission timeout in microseconds (default, minimum: about a jiffy).
+pub(crate) const RMPP_DEFAULT_RTO_US: u32 = 10_000;
+pub(crate) const RMPP_MIN_RTO_US: u32 = 1_000;
+/// RMPP: timeouts per message before it fails (default, maximum).
+pub(crate) const RMPP_DEFAULT_RETRIES: u32 = 500;
+pub(crate) const RMPP_MAX_RETRIES: u32 = 1_000_000;
+/// RMPP: receiver state without activity is freed after this (milliseconds).
+pub(crate) const RMPP_DEFAULT_RECLAIM_MS: u32 = 60_000;
+/// RMPP: the grant pool, paper's MAX_RCV_BUF (default, maximum).
+pub(crate) const RMPP_DEFAULT_RCV_BUF: u32 = 1024;
+pub(crate) const RMPP_MAX_RCV_BUF: u32 = 65536;
+/// RMPP: pool share for first packets, paper's NODES (default).
+pub(crate) const RMPP_DEFAULT_NODES: u32 = 64;
+/// RMPP: largest grant, paper's MAX_DATA_PKTS (default, maximum).
+pub(crate) const RMPP_DEFAULT_DATA_PKTS: u32 = 16;
+pub(crate) const RMPP_MAX_DATA_PKTS: u32 = 256;
+/// RMPP: most received frames queued for one endpoint's work.
+pub(crate) const RMPP_MAX_RX_QUEUE: usize = 4096;
 /// Listeners per context.
 pub(crate) const MAX_LISTENERS: usize = 64;
 /// Connection requests waiting for accept or reject, per context.

@@ -18,6 +18,8 @@ mod mr;
 mod pd;
 mod post;
 mod qp;
+mod rmpp_ep;
+mod rmpp_node;
 mod stats;
 pub mod sys;
 mod table;
@@ -51,6 +53,7 @@ struct SrnicModule {
     // workqueue, whose destruction waits for every queued item.
     _misc: sys::miscdev::Registration<context::Context>,
     _wq: sys::wq::WorkQueue,
+    _nodes: rmpp_node::Registration,
 }
 
 impl kernel::Module for SrnicModule {
@@ -59,9 +62,14 @@ impl kernel::Module for SrnicModule {
         // context takes is charged to its process (pinned pages to RLIMIT_MEMLOCK)
         // and bounded by the per-context limits in `limits`; see
         // Documentation/srnic/index.rst.
+        let nodes = rmpp_node::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
         let misc = sys::miscdev::Registration::<context::Context>::register(c_str!("srnic"), 0o666)?;
         limits::announce();
-        Ok(Self { _misc: misc, _wq: wq })
+        Ok(Self {
+            _misc: misc,
+            _wq: wq,
+            _nodes: nodes,
+        })
     }
 }

@@ -27,3 +27,23 @@ pub(crate) fn econnrefused() -> Error {
 pub(crate) fn eafnosupport() -> Error {
     errno(bindings::EAFNOSUPPORT)
 }
+
+/// `EHOSTUNREACH`: no node table entry (or on another netdev) for a NID.
+pub(crate) fn ehostunreach() -> Error {
+    errno(bindings::EHOSTUNREACH)
+}
+
+/// `ESHUTDOWN`: the endpoint is closed.
+pub(crate) fn eshutdown() -> Error {
+    errno(bindings::ESHUTDOWN)
+}
+
+/// `EADDRINUSE`: an endpoint already has this address.
+pub(crate) fn eaddrinuse() -> Error {
+    errno(bindings::EADDRINUSE)
+}
+
+/// `EMSGSIZE`: a frame larger than the device takes.
+pub(crate) fn emsgsize() -> Error {
+    errno(bindings::EMSGSIZE)
+}

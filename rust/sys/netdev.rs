@@ -17,7 +17,8 @@
 //! copied once, to its destination. [`TxSkb`] is a frame being built: the caller
 //! writes header and payload straight into the skb and sends it.
 
-use core::ffi::{c_char, c_int, c_long, c_uint, c_void};
+use core::ffi::{c_int, c_long, c_uint, c_void};
+use kernel::ffi::c_char;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::{
@@ -54,7 +55,6 @@ extern "C" {
         err: *mut c_int,
     ) -> *mut RawPort;
     fn srnic_port_close(p: *mut RawPort) -> *mut c_void;
-    fn srnic_port_mtu(p: *mut RawPort) -> c_uint;
     fn srnic_port_ifindex(p: *mut RawPort) -> c_int;
     fn srnic_port_counters(p: *mut RawPort, out: *mut u64);
     fn srnic_port_dequeue(p: *mut RawPort) -> *mut RawSkb;
@@ -69,6 +69,7 @@ extern "C" {
         -> c_long;
     fn srnic_now_ns() -> u64;
     fn srnic_net_admin() -> bool;
+    fn srnic_netdev_info(ifname: *const c_char, mtu: *mut c_uint) -> c_int;
 }
 
 /// Monotonic time in nanoseconds (`ktime_get_ns`).
@@ -81,6 +82,17 @@ pub(crate) fn now_ns() -> u64 {
 pub(crate) fn net_admin() -> bool {
     // SAFETY: called from a syscall, in the caller's task.
     unsafe { srnic_net_admin() }
+}
+
+/// The interface index and MTU of the netdev `ifname` in the initial namespace.
+pub(crate) fn netdev_info(ifname: &CStr) -> Result<(i32, u32)> {
+    let mut mtu: c_uint = 0;
+    // SAFETY: `ifname` is NUL-terminated; `mtu` is a valid place for the result.
+    let r = unsafe { srnic_netdev_info(ifname.as_char_ptr(), &mut mtu) };
+    if r < 0 {
+        return Err(Error::from_errno(r));
+    }
+    Ok((r, mtu))
 }
 
 /// The owner of a [`Port`]: told from softirq context that work is waiting.
@@ -137,12 +149,6 @@ impl<T: PortOwner> Port<T> {
         }
     }
 
-    /// The netdev's MTU now.
-    pub(crate) fn mtu(&self) -> u32 {
-        // SAFETY: the port is open (type invariant).
-        unsafe { srnic_port_mtu(self.raw.as_ptr()) }
-    }
-
     /// The netdev's interface index.
     pub(crate) fn ifindex(&self) -> i32 {
         // SAFETY: the port is open.
@@ -174,7 +180,7 @@ impl<T: PortOwner> Port<T> {
 
     /// A frame of `len` bytes (after the Ethernet header) to `dst`.
     pub(crate) fn tx_alloc(&self, dst: &[u8; 6], len: usize) -> Result<TxSkb> {
-        let l = c_uint::try_from(len).map_err(|_| EMSGSIZE)?;
+        let l = c_uint::try_from(len).map_err(|_| super::errno::emsgsize())?;
         let mut data: *mut u8 = core::ptr::null_mut();
         // SAFETY: the port is open; `dst` is 6 readable bytes; `data` is a valid
         // place for the result.

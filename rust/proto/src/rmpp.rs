@@ -24,8 +24,8 @@ pub mod flow;
 pub mod wire;
 
 pub use engine::{
-    AbortError, Arrival, Completion, Config, Counters, ConfigError, Decision, Engine, PayloadRef, PeerState,
-    Placement, RecvSlot, RecvStatus, RestartPolicy, RxDrop, SendError, SendHandle, SendSlot,
-    SendStatus, Transmit, Upcall,
+    AbortError, Arrival, Completion, Config, ConfigError, Counters, Decision, Engine, PayloadRef,
+    PeerState, Placement, RecvSlot, RecvStatus, RestartPolicy, RxDrop, SendError, SendHandle,
+    SendSlot, SendStatus, Transmit, Upcall,
 };
 pub use wire::{Packet, PacketType, ParseError, Repr, HEADER_LEN};
