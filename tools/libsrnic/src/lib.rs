@@ -46,6 +46,7 @@ mod mr;
 mod pd;
 mod pod;
 mod qp;
+mod rmpp;
 mod wc;
 
 pub use addr::{from_abi as sockaddr_from_abi, to_abi as sockaddr_to_abi, AF_INET, AF_INET6};
@@ -57,5 +58,6 @@ pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};
 pub use mr::{split_lengths, Access, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};
 pub use pd::ProtectionDomain;
 pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendOpcode, SendWr};
+pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr};
 pub use srnic_uapi as uapi;
 pub use wc::{Terminate, WcOpcode, WcStatus, WorkCompletion};

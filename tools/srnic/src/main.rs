@@ -5,6 +5,7 @@
 //! timeout), 2 bad command line, 3 data that did not verify.
 
 mod ping;
+mod rmpp;
 mod session;
 mod util;
 mod xfer;
@@ -76,8 +77,13 @@ fn size_arg(s: &str) -> Result<usize, String> {
 enum Cmd {
     /// Print the ABI version, capabilities and limits the module reports.
     Info,
-    /// Print the device-wide counters, one `name: value` line each.
+    /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line each.
     Stats,
+    /// Sandia RMPP: node table, verified send/receive, ping-pong, bandwidth.
+    Rmpp {
+        #[command(subcommand)]
+        cmd: rmpp::RmppCmd,
+    },
     /// SEND ping-pong with payload verification and round-trip statistics.
     /// The server takes size and count from the client.
     Ping {
@@ -156,6 +162,9 @@ fn stats(dev: &srnic::Device) -> CmdResult {
     for (name, value) in dev.stats()?.counters() {
         println!("{name}: {value}");
     }
+    for (name, value) in dev.rmpp_stats()? {
+        println!("{name}: {value}");
+    }
     Ok(())
 }
 
@@ -164,6 +173,7 @@ fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Info => info(&dev, &cli.device),
         Cmd::Stats => stats(&dev),
+        Cmd::Rmpp { cmd } => rmpp::run(&dev, cmd),
         Cmd::Ping {
             role,
             net,
@@ -290,5 +300,23 @@ mod tests {
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--sge", "0"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "stats"]).is_ok());
         assert!(Cli::try_parse_from(["srnic", "info"]).is_ok());
+        let c = Cli::try_parse_from([
+            "srnic", "rmpp", "send", "-n", "3", "--to", "1", "-C", "10", "-S", "1,64K,1M",
+            "--rto-us", "5000",
+        ])
+        .unwrap();
+        assert!(matches!(c.cmd, Cmd::Rmpp { .. }));
+        assert!(Cli::try_parse_from([
+            "srnic",
+            "rmpp",
+            "node",
+            "add",
+            "1",
+            "52:54:00:00:00:01",
+            "eth0"
+        ])
+        .is_ok());
+        assert!(Cli::try_parse_from(["srnic", "rmpp", "recv", "-n", "1", "-S", "1,x"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "rmpp", "send", "--to", "1"]).is_err());
     }
 }
