@@ -545,6 +545,8 @@ static int srnic_port_rcv(struct sk_buff *skb, struct net_device *dev, struct pa
 	return NET_RX_SUCCESS;
 drop:
 	atomic_long_inc(&p->cnt[c]);
+	/* The work folds the counters into the module's statistics. */
+	p->notify(p->owner);
 drop_quiet:
 	kfree_skb(skb);
 	return NET_RX_DROP;

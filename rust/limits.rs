@@ -4,11 +4,13 @@
 
 use crate::uapi::{
     SrnicQueryDevice, SRNIC_ABI_VERSION, SRNIC_CAP_IWARP, SRNIC_CAP_MPA_CRC, SRNIC_CAP_MPA_MARKERS,
+    SRNIC_CAP_RMPP,
 };
 use kernel::prelude::*;
 
 /// The capabilities this build implements (a bit is set only when it works).
-pub(crate) const CAPABILITIES: u64 = SRNIC_CAP_IWARP | SRNIC_CAP_MPA_CRC | SRNIC_CAP_MPA_MARKERS;
+pub(crate) const CAPABILITIES: u64 =
+    SRNIC_CAP_IWARP | SRNIC_CAP_MPA_CRC | SRNIC_CAP_MPA_MARKERS | SRNIC_CAP_RMPP;
 
 /// Protection domains per context.
 pub(crate) const MAX_PD: usize = 1024;
@@ -41,10 +43,10 @@ pub(crate) const RMPP_MAX_SEND: usize = 1024;
 pub(crate) const RMPP_DEFAULT_RECV: u32 = 128;
 pub(crate) const RMPP_MAX_RECV: usize = 1024;
 /// RMPP: retransmission timeout in microseconds (default, minimum: about a jiffy).
-pub(crate) const RMPP_DEFAULT_RTO_US: u32 = 10_000;
+pub(crate) const RMPP_DEFAULT_RTO_US: u32 = 20_000;
 pub(crate) const RMPP_MIN_RTO_US: u32 = 1_000;
 /// RMPP: timeouts per message before it fails (default, maximum).
-pub(crate) const RMPP_DEFAULT_RETRIES: u32 = 500;
+pub(crate) const RMPP_DEFAULT_RETRIES: u32 = 1000;
 pub(crate) const RMPP_MAX_RETRIES: u32 = 1_000_000;
 /// RMPP: receiver state without activity is freed after this (milliseconds).
 pub(crate) const RMPP_DEFAULT_RECLAIM_MS: u32 = 60_000;

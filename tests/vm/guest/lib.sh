@@ -221,3 +221,48 @@ vmtest() {
 	[ "$rc" = 0 ] || fail "srnic-vmtest $mode: client side failed (exit $rc)"
 	[ "$prc" = 0 ] || fail "srnic-vmtest $mode: server side failed (exit $prc)"
 }
+
+# ---- Sandia RMPP helpers ----
+# rmpp_setup: the node table on both VMs: odd NIDs 1..15 are VM a, even NIDs
+# 2..16 are VM b (both on eth0).
+rmpp_setup() {
+	local mac_a mac_b
+	mac_a=$(cat /sys/class/net/eth0/address)
+	mac_b=$(peer "cat /sys/class/net/eth0/address") || return 1
+	local cmd="for n in 1 3 5 7 9 11 13 15; do srnic rmpp node add \$n $mac_a eth0 || exit 1; done;"
+	cmd="$cmd for n in 2 4 6 8 10 12 14 16; do srnic rmpp node add \$n $mac_b eth0 || exit 1; done"
+	sh -c "$cmd" || return 1
+	peer "$cmd"
+}
+
+# rmpp_stat NAME: the value of counter rmpp_NAME here.
+rmpp_stat() { srnic stats | sed -n "s/^rmpp_$1: //p"; }
+# peer_rmpp_stat NAME: the same on the peer.
+peer_rmpp_stat() { peer "srnic stats" | sed -n "s/^rmpp_$1: //p"; }
+
+# rmpp_stats_line [peer]: the RMPP counters that are not zero, on one line.
+rmpp_stats_line() {
+	if [ "$1" = peer ]; then peer "srnic stats"; else srnic stats; fi |
+		sed -n 's/^rmpp_//p' | awk -F': ' '$2 != 0 { printf "%s=%s ", $1, $2 }'
+	echo
+}
+
+# rmpp_wait_ready NAME [SECONDS]: waits until the peer's background command NAME
+# printed its "ready" line (or ended).
+rmpp_wait_ready() {
+	peer "i=0; while ! grep -q ready /tmp/$1.log 2>/dev/null && [ ! -f /tmp/$1.rc ] && [ \$i -lt ${2:-120} ]; do sleep 1; i=\$((i+1)); done; grep -q ready /tmp/$1.log"
+}
+
+# local_wait_ready FILE [SECONDS]: the same for a local background command's log.
+local_wait_ready() {
+	local i=0
+	while ! grep -q ready "$1" 2>/dev/null && [ $i -lt "${2:-120}" ]; do sleep 1; i=$((i + 1)); done
+	grep -q ready "$1"
+}
+
+# rmpp_fail REASON: prints both VMs' RMPP counters, then fails the case.
+rmpp_fail() {
+	echo "a: $(rmpp_stats_line)"
+	echo "b: $(rmpp_stats_line peer)"
+	fail "$*"
+}

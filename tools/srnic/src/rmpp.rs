@@ -376,6 +376,11 @@ fn recv(
     for i in 0..window {
         post(&mr, i)?;
     }
+    {
+        use std::io::Write as _;
+        println!("rmpp recv: ready (NID {}, {} receives posted)", o.nid, window);
+        let _ = std::io::stdout().flush();
+    }
     let mut order = Order::default();
     let (mut got, mut bytes, mut aborted) = (0u64, 0u64, !expect_abort);
     let start = Instant::now();

@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: GPL-2.0
+# rmpp_bad_frames: frames with a bad version, garbage, truncated headers and
+# payloads, unknown or foreign NIDs and inconsistent fields are dropped and
+# counted by reason; no kernel report; the endpoint keeps working.
+. /srnic/lib.sh
+unload_srnic_both
+load_srnic_both
+check "node tables" rmpp_setup
+peer_bg bad "srnic rmpp recv -n 2 -C 1 -w 4"
+rmpp_wait_ready bad || rmpp_fail "receiver not ready"
+mac_b=$(peer "cat /sys/class/net/eth0/address")
+before=$(rmpp_stats_line peer)
+total=0
+for k in short badver badtype garbage unknown_nid far_nid other_nid truncated malformed; do
+	check "inject $k" rmpp_inject eth0 "$mac_b" $k 20
+	total=$((total + 20))
+done
+sleep 3
+echo "b before: $before"
+echo "b after:  $(rmpp_stats_line peer)"
+ge() { [ "$2" -ge "$3" ] && echo "ok: $1 ($2 >= $3)" || rmpp_fail "$1: $2 < $3"; }
+ge "bad version (badver, garbage)" "$(peer_rmpp_stat drop_bad_version)" 40
+ge "bad type" "$(peer_rmpp_stat drop_bad_type)" 20
+ge "unknown NIDs" "$(peer_rmpp_stat drop_unknown_nid)" 40
+ge "other NID" "$(peer_rmpp_stat drop_other_nid)" 20
+ge "short or truncated" "$(peer_rmpp_stat drop_short)" 20
+ge "malformed" "$(peer_rmpp_stat drop_malformed)" 20
+sum=0
+for c in drop_short drop_bad_version drop_bad_type drop_other_nid drop_unknown_nid drop_malformed; do
+	sum=$((sum + $(peer_rmpp_stat $c)))
+done
+expect_eq "every injected frame dropped and counted" "$sum" "$total"
+expect_eq "nothing delivered" "$(peer_rmpp_stat msgs_received)" 0
+check "a valid message still arrives" srnic rmpp send -n 1 --to 2 -C 1 -S 3000
+peer_wait bad 120 || rmpp_fail "receiver"
+peer "dmesg" | grep -E "BUG|WARNING|Oops" && fail "kernel report on b"
+pass

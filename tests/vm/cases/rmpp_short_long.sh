@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: GPL-2.0
+# rmpp_short_long: Sandia RMPP over eth0 between the VMs: one-packet and
+# multi-packet messages (0 bytes to 64 MiB), a thousand messages each way, both
+# directions at once; every message verified byte for byte, in order, once.
+. /srnic/lib.sh
+unload_srnic_both
+load_srnic_both
+check "node tables" rmpp_setup
+srnic info | grep "capabilities:.*rmpp" >/dev/null || fail "SRNIC_CAP_RMPP not reported"
+
+# One packet carries 1456 payload bytes (MTU 1500 minus the 44-byte header).
+SIZES=0,1,100,1455,1456,1457,2912,2913,8192,23296,65536
+N=${RMPP_N:-1000}
+T="--max-retries 5000"
+# a -> b (NID 1 -> 2) and b -> a (NID 4 -> 3) at the same time.
+peer_bg r2 "srnic rmpp recv -n 2 -C $N -S $SIZES --max-size 64K -w 32 $T"
+srnic rmpp recv -n 3 -C $N -S $SIZES --max-size 64K -w 32 $T >/tmp/r3.log 2>&1 &
+r3=$!
+rmpp_wait_ready r2 || rmpp_fail "receiver on b not ready"
+local_wait_ready /tmp/r3.log || rmpp_fail "receiver on a not ready"
+peer_bg s4 "srnic rmpp send -n 4 --to 3 -C $N -S $SIZES -w 16 $T"
+srnic rmpp send -n 1 --to 2 -C $N -S $SIZES -w 16 $T || rmpp_fail "send 1 -> 2"
+peer_wait s4 600 || rmpp_fail "send 4 -> 3"
+peer_wait r2 600 || rmpp_fail "receive on 2"
+wait $r3 || { cat /tmp/r3.log; rmpp_fail "receive on 3"; }
+cat /tmp/r3.log
+
+# Large messages: 1 MiB, 4 MiB and 64 MiB, a -> b.
+peer_bg big "srnic rmpp recv -n 6 -C 3 -S 1M,4M,64M --max-size 64M -w 1 $T"
+rmpp_wait_ready big || rmpp_fail "large receiver not ready"
+srnic rmpp send -n 5 --to 6 -C 3 -S 1M,4M,64M -w 1 $T || rmpp_fail "1, 4 and 64 MiB a -> b"
+peer_wait big 900 || rmpp_fail "large receive on b"
+
+echo "a: $(rmpp_stats_line)"
+echo "b: $(rmpp_stats_line peer)"
+# Every pinned page is released and every endpoint gone.
+expect_eq "pinned pages on a" "$(srnic stats | sed -n 's/^pinned_pages: //p')" 0
+expect_eq "endpoints left on a" "$(rmpp_stat endpoints)" 0
+expect_eq "messages received on b" "$(peer_rmpp_stat msgs_received)" $((N + 3))
+expect_eq "messages received on a" "$(rmpp_stat msgs_received)" $N
+expect_eq "messages acknowledged to a" "$(rmpp_stat msgs_sent)" $((N + 3))
+pass
