@@ -36,5 +36,23 @@ done
 say ""
 say "== srnic stats on b =="
 peer "srnic stats" | while IFS= read -r l; do say "  $l"; done
+
+# Sandia RMPP over raw Ethernet, through a lossy link (tc netem on both sides).
+say ""
+say "== Sandia RMPP over eth0 with 2 % loss, 1 % duplication and reordering =="
+rmpp_setup && say "node table: odd NIDs are a, even NIDs are b"
+q="netem loss 2% duplicate 1% delay 1ms reorder 90% 50%"
+tc qdisc replace dev eth0 root $q
+peer "tc qdisc replace dev eth0 root $q"
+T="--max-retries 100000"
+peer_bg demo_rmpp "srnic rmpp recv -n 2 -C 200 -S 1,1500,8192,65536 --max-size 64K -w 16 $T"
+rmpp_wait_ready demo_rmpp
+srnic rmpp send -n 1 --to 2 -C 200 -S 1,1500,8192,65536 -w 8 $T | while IFS= read -r l; do say "  a: $l"; done
+peer_wait demo_rmpp 600 | grep -v ready | while IFS= read -r l; do say "  b: $l"; done
+say "  delivered (acknowledged to a): $(rmpp_stat msgs_sent), received and verified on b: $(peer_rmpp_stat msgs_received)"
+say "  retransmitted (sender timeouts on a): $(rmpp_stat retransmits), packets sent by a: $(rmpp_stat tx_packets)"
+say "  duplicates dropped on b: $(peer_rmpp_stat drop_duplicate), grants issued by b: $(peer_rmpp_stat grants)"
+tc qdisc del dev eth0 root
+peer "tc qdisc del dev eth0 root"
 rmmod srnic
 peer "rmmod srnic"
