@@ -94,11 +94,19 @@ impl EpParams {
             max_recv: d(a.max_recv, limits::RMPP_DEFAULT_RECV),
             rto_us: d(a.rto_us, limits::RMPP_DEFAULT_RTO_US),
             max_retries: d(a.max_retries, limits::RMPP_DEFAULT_RETRIES),
-            reclaim_ms: d(a.reclaim_ms, limits::RMPP_DEFAULT_RECLAIM_MS),
+            reclaim_ms: a.reclaim_ms,
             max_rcv_buf: d(a.max_rcv_buf, limits::RMPP_DEFAULT_RCV_BUF),
             nodes: d(a.nodes, limits::RMPP_DEFAULT_NODES),
             max_data_pkts: d(a.max_data_pkts, limits::RMPP_DEFAULT_DATA_PKTS),
         };
+        let mut p = p;
+        if p.reclaim_ms == 0 {
+            // Default: a minute, and always twice the sender's retry span.
+            let span_ms = u64::from(p.rto_us) * (u64::from(p.max_retries) + 1) / 1000;
+            p.reclaim_ms = u32::try_from(span_ms.saturating_mul(2))
+                .unwrap_or(u32::MAX)
+                .max(limits::RMPP_DEFAULT_RECLAIM_MS);
+        }
         // Ethernet II needs an EtherType of at least 0x0600.
         if p.nid > SRNIC_RMPP_MAX_NID
             || p.flags & !SRNIC_RMPP_EP_ALL != 0

@@ -667,7 +667,6 @@ pub const SRNIC_IOCTL_DISCONNECT: u32 = iowr::<SrnicDisconnect>(0x11);
 /// `SRNIC_IOCTL_QUERY_STATS`: see `uapi/srnic.h`.
 pub const SRNIC_IOCTL_QUERY_STATS: u32 = iowr::<SrnicStats>(0x12);
 
-
 /// Default EtherType of Sandia RMPP frames (IEEE 802 local experimental 1).
 pub const SRNIC_RMPP_ETHERTYPE: u32 = 0x88B5;
 /// Highest NID (NIDs are 0 ..= this).
@@ -1320,7 +1319,10 @@ macro_rules! srnic_abi_consts {
         $m!(SRNIC_WC_REM_ABORT_ERR, SRNIC_WC_REM_ABORT_ERR);
         $m!(SRNIC_RMPP_NODE_DELETE, SRNIC_RMPP_NODE_DELETE);
         $m!(SRNIC_RMPP_EP_DROP_UNEXPECTED, SRNIC_RMPP_EP_DROP_UNEXPECTED);
-        $m!(SRNIC_RMPP_EP_RESTART_FROM_START, SRNIC_RMPP_EP_RESTART_FROM_START);
+        $m!(
+            SRNIC_RMPP_EP_RESTART_FROM_START,
+            SRNIC_RMPP_EP_RESTART_FROM_START
+        );
         $m!(SRNIC_RMPP_EP_ALL, SRNIC_RMPP_EP_ALL);
         $m!(SRNIC_IOCTL_RMPP_SET_NODE, SRNIC_IOCTL_RMPP_SET_NODE);
         $m!(SRNIC_IOCTL_RMPP_CREATE_EP, SRNIC_IOCTL_RMPP_CREATE_EP);

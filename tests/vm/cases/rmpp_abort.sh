@@ -7,8 +7,11 @@
 unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
-T="--max-retries 50 --rto-us 20000 --reclaim-ms 3000"
-peer_bg ab "srnic rmpp recv -n 2 -C 1 --expect-abort --max-size 64M -w 1 --linger 30 $T"
+# The receiver frees idle state after 3 s (its own retry span must be shorter);
+# the sender never gives up by itself.
+R="--max-retries 50 --rto-us 20000 --reclaim-ms 3000"
+T="--max-retries 100000"
+peer_bg ab "srnic rmpp recv -n 2 -C 1 --expect-abort --max-size 64M -w 1 --linger 60 $R"
 rmpp_wait_ready ab || rmpp_fail "receiver not ready"
 srnic rmpp send -n 1 --to 2 -C 1 -S 64M -w 1 $T >/tmp/ab_send.log 2>&1 &
 s=$!

@@ -10,16 +10,16 @@ SIZES=1,1456,1457,8192,32768
 N=${RMPP_LOSS_N:-150}
 T="--max-retries 100000 --rto-us 20000"
 netem_off() {
-	tc qdisc del dev eth0 root 2>/dev/null
-	peer "tc qdisc del dev eth0 root 2>/dev/null; true"
+	/bin/tc qdisc del dev eth0 root 2>/dev/null
+	peer "/bin/tc qdisc del dev eth0 root 2>/dev/null; true"
 }
 trap netem_off EXIT
 nid=10
 for loss in 0.1 1 5; do
 	nid=$((nid + 2))
 	q="netem loss ${loss}% duplicate 1% delay 1ms reorder 90% 50%"
-	tc qdisc replace dev eth0 root $q || fail "tc netem on a"
-	peer "tc qdisc replace dev eth0 root $q" || fail "tc netem on b"
+	/bin/tc qdisc replace dev eth0 root $q || fail "tc netem on a"
+	peer "/bin/tc qdisc replace dev eth0 root $q" || fail "tc netem on b"
 	rt0=$(rmpp_stat retransmits)
 	dup0=$(peer_rmpp_stat drop_duplicate)
 	peer_bg loss "srnic rmpp recv -n $nid -C $N -S $SIZES --max-size 32K -w 16 $T"

@@ -42,8 +42,8 @@ say ""
 say "== Sandia RMPP over eth0 with 2 % loss, 1 % duplication and reordering =="
 rmpp_setup && say "node table: odd NIDs are a, even NIDs are b"
 q="netem loss 2% duplicate 1% delay 1ms reorder 90% 50%"
-tc qdisc replace dev eth0 root $q
-peer "tc qdisc replace dev eth0 root $q"
+/bin/tc qdisc replace dev eth0 root $q
+peer "/bin/tc qdisc replace dev eth0 root $q"
 T="--max-retries 100000"
 peer_bg demo_rmpp "srnic rmpp recv -n 2 -C 200 -S 1,1500,8192,65536 --max-size 64K -w 16 $T"
 rmpp_wait_ready demo_rmpp
@@ -52,7 +52,7 @@ peer_wait demo_rmpp 600 | grep -v ready | while IFS= read -r l; do say "  b: $l"
 say "  delivered (acknowledged to a): $(rmpp_stat msgs_sent), received and verified on b: $(peer_rmpp_stat msgs_received)"
 say "  retransmitted (sender timeouts on a): $(rmpp_stat retransmits), packets sent by a: $(rmpp_stat tx_packets)"
 say "  duplicates dropped on b: $(peer_rmpp_stat drop_duplicate), grants issued by b: $(peer_rmpp_stat grants)"
-tc qdisc del dev eth0 root
-peer "tc qdisc del dev eth0 root"
+/bin/tc qdisc del dev eth0 root
+peer "/bin/tc qdisc del dev eth0 root"
 rmmod srnic
 peer "rmmod srnic"

@@ -250,14 +250,14 @@ rmpp_stats_line() {
 # rmpp_wait_ready NAME [SECONDS]: waits until the peer's background command NAME
 # printed its "ready" line (or ended).
 rmpp_wait_ready() {
-	peer "i=0; while ! grep -q ready /tmp/$1.log 2>/dev/null && [ ! -f /tmp/$1.rc ] && [ \$i -lt ${2:-120} ]; do sleep 1; i=\$((i+1)); done; grep -q ready /tmp/$1.log"
+	peer "i=0; while ! grep -q ready /tmp/$1.log 2>/dev/null && [ ! -f /tmp/$1.rc ] && [ \$i -lt ${2:-120} ]; do sleep 1; i=\$((i+1)); done; grep -q ready /tmp/$1.log || { cat /tmp/$1.log; exit 1; }"
 }
 
 # local_wait_ready FILE [SECONDS]: the same for a local background command's log.
 local_wait_ready() {
 	local i=0
 	while ! grep -q ready "$1" 2>/dev/null && [ $i -lt "${2:-120}" ]; do sleep 1; i=$((i + 1)); done
-	grep -q ready "$1"
+	grep -q ready "$1" || { cat "$1"; return 1; }
 }
 
 # rmpp_fail REASON: prints both VMs' RMPP counters, then fails the case.
