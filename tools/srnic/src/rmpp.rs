@@ -378,7 +378,10 @@ fn recv(
     }
     {
         use std::io::Write as _;
-        println!("rmpp recv: ready (NID {}, {} receives posted)", o.nid, window);
+        println!(
+            "rmpp recv: ready (NID {}, {} receives posted)",
+            o.nid, window
+        );
         let _ = std::io::stdout().flush();
     }
     let mut order = Order::default();
