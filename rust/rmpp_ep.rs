@@ -479,10 +479,13 @@ impl Ep {
             GFP_KERNEL,
         );
         let ep = ep?;
-        // Enough for a full pool of granted packets plus replies and first packets.
+        // Data packets are bounded by the grant pool; every other frame by the
+        // tables: per retransmission timeout at most one first packet, NULL or
+        // GCH per incoming message slot and one reply per outgoing message.
         let qmax = (params.max_rcv_buf as usize)
-            .saturating_mul(2)
-            .clamp(64, limits::RMPP_MAX_RX_QUEUE) as u32;
+            .saturating_add(recv_slots.saturating_mul(2))
+            .saturating_add((params.max_send as usize).saturating_mul(2))
+            .clamp(256, limits::RMPP_MAX_RX_QUEUE) as u32;
         let port = Port::open(ifname, params.ethertype, params.nid, qmax, ep.clone())?;
         if port.ifindex() != bound.ifindex {
             // Renamed under us: refuse rather than bind another device.
