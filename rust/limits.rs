@@ -43,7 +43,7 @@ pub(crate) const RMPP_MAX_SEND: usize = 1024;
 pub(crate) const RMPP_DEFAULT_RECV: u32 = 128;
 pub(crate) const RMPP_MAX_RECV: usize = 1024;
 /// RMPP: retransmission timeout in microseconds (default, minimum: about a jiffy).
-pub(crate) const RMPP_DEFAULT_RTO_US: u32 = 20_000;
+pub(crate) const RMPP_DEFAULT_RTO_US: u32 = 100_000;
 pub(crate) const RMPP_MIN_RTO_US: u32 = 1_000;
 /// RMPP: timeouts per message before it fails (default, maximum).
 pub(crate) const RMPP_DEFAULT_RETRIES: u32 = 1000;

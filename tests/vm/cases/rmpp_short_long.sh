@@ -26,17 +26,27 @@ wait $r3 || { cat /tmp/r3.log; rmpp_fail "receive on 3"; }
 cat /tmp/r3.log
 
 # Large messages: 1 MiB, 4 MiB and 64 MiB, a -> b.
-peer_bg big "srnic rmpp recv -n 6 -C 3 -S 1M,4M,64M --max-size 64M -w 1 $T"
+peer_bg big "srnic rmpp recv -n 6 -C 3 -S 1M,4M,64M --max-size 64M -w 1 -t 900 $T"
 rmpp_wait_ready big || rmpp_fail "large receiver not ready"
-srnic rmpp send -n 5 --to 6 -C 3 -S 1M,4M,64M -w 1 $T || rmpp_fail "1, 4 and 64 MiB a -> b"
+srnic rmpp send -n 5 --to 6 -C 3 -S 1M,4M,64M -w 1 -t 900 $T || rmpp_fail "1, 4 and 64 MiB a -> b"
 peer_wait big 900 || rmpp_fail "large receive on b"
+
+# Ping-pong (messages sent from a registered region) and a bandwidth run.
+peer_bg pp "srnic rmpp pingpong -n 8 -p 7 -s -C 20 -S 4K $T"
+sleep 2
+check "pingpong 20 x 4 KiB" srnic rmpp pingpong -n 7 -p 8 -C 20 -S 4K $T
+peer_wait pp 120 || rmpp_fail "pingpong server"
+peer_bg bw "srnic rmpp recv -n 10 -C 20 -S 256K --max-size 256K -w 8 $T"
+rmpp_wait_ready bw || rmpp_fail "bw receiver not ready"
+check "bw 20 x 256 KiB" srnic rmpp bw -n 9 --to 10 -C 20 -S 256K -w 4 $T
+peer_wait bw 300 || rmpp_fail "bw receiver"
 
 echo "a: $(rmpp_stats_line)"
 echo "b: $(rmpp_stats_line peer)"
 # Every pinned page is released and every endpoint gone.
 expect_eq "pinned pages on a" "$(srnic stats | sed -n 's/^pinned_pages: //p')" 0
 expect_eq "endpoints left on a" "$(rmpp_stat endpoints)" 0
-expect_eq "messages received on b" "$(peer_rmpp_stat msgs_received)" $((N + 3))
-expect_eq "messages received on a" "$(rmpp_stat msgs_received)" $N
-expect_eq "messages acknowledged to a" "$(rmpp_stat msgs_sent)" $((N + 3))
+expect_eq "messages received on b" "$(peer_rmpp_stat msgs_received)" $((N + 3 + 20 + 20))
+expect_eq "messages received on a" "$(rmpp_stat msgs_received)" $((N + 20))
+expect_eq "messages acknowledged to a" "$(rmpp_stat msgs_sent)" $((N + 3 + 20 + 20))
 pass
