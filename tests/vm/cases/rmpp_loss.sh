@@ -8,7 +8,9 @@ load_srnic_both
 check "node tables" rmpp_setup
 SIZES=1,1456,1457,8192,32768
 N=${RMPP_LOSS_N:-150}
-T="--max-retries 100000"
+# Every wait may take long on a loaded machine under emulation: the protocol keeps
+# retrying (bounded by --max-retries); the case timeout bounds the whole run.
+T="--max-retries 100000 -t 300"
 netem_off() {
 	/bin/tc qdisc del dev eth0 root 2>/dev/null
 	peer "/bin/tc qdisc del dev eth0 root 2>/dev/null; true"
