@@ -7,27 +7,35 @@ CTL=/dev/ttyS1
 SRNIC_KO=/srnic/srnic.ko
 PEER_TIMEOUT=${PEER_TIMEOUT:-600}
 
-ctl_setup() { stty -F "$CTL" raw -echo 115200 2>/dev/null; }
+# The control line stays open on fd 3 for the whole script: a serial port that
+# no process holds open drops what arrives, so opening it per message (write,
+# close, reopen to read the answer) lost answers that came back quickly.
+ctl_setup() {
+	[ -n "$CTL_OPEN" ] && return 0
+	exec 3<>"$CTL"
+	stty -F "$CTL" raw -echo 115200 2>/dev/null
+	CTL_OPEN=1
+}
 
 # peer CMD...: runs CMD with sh on the peer VM, prints its output, returns its
 # exit status. Commands and output travel base64-encoded, one line each way.
 peer() {
 	ctl_setup
-	printf 'CMD %s\n' "$(printf '%s' "$*" | base64 -w0)" >"$CTL"
+	printf 'CMD %s\n' "$(printf '%s' "$*" | base64 -w0)" >&3
 	local line rc=255
 	while IFS= read -r -t "$PEER_TIMEOUT" line; do
 		case "$line" in
 		"RC "*) rc=${line#RC }; break ;;
 		"OUT "*) printf '%s' "${line#OUT }" | base64 -d ;;
 		esac
-	done <"$CTL"
+	done <&3
 	return "$rc"
 }
 
 # peer_serve: the loop the peer VM runs until told to finish.
 peer_serve() {
 	ctl_setup
-	echo READY >"$CTL"
+	echo READY >&3
 	local line cmd out rc
 	while IFS= read -r line; do
 		case "$line" in
@@ -35,12 +43,12 @@ peer_serve() {
 			cmd=$(printf '%s' "${line#CMD }" | base64 -d)
 			out=$(sh -c "$cmd" 2>&1 </dev/null)
 			rc=$?
-			[ -n "$out" ] && printf 'OUT %s\n' "$(printf '%s\n' "$out" | base64 -w0)" >"$CTL"
-			printf 'RC %s\n' "$rc" >"$CTL"
+			[ -n "$out" ] && printf 'OUT %s\n' "$(printf '%s\n' "$out" | base64 -w0)" >&3
+			printf 'RC %s\n' "$rc" >&3
 			;;
 		FINISH) break ;;
 		esac
-	done <"$CTL"
+	done <&3
 }
 
 peer_wait_ready() {
@@ -48,12 +56,12 @@ peer_wait_ready() {
 	local line
 	while IFS= read -r -t 120 line; do
 		[ "$line" = READY ] && return 0
-	done <"$CTL"
+	done <&3
 	echo "srnic-vm: the peer VM never became ready"
 	return 1
 }
 
-peer_finish() { ctl_setup; echo FINISH >"$CTL"; }
+peer_finish() { ctl_setup; echo FINISH >&3; }
 
 # run_cases [a,b,...]: runs the named cases (default: all) as KTAP.
 run_cases() {
