@@ -16,12 +16,15 @@ say ""
 ping -c 1 -W 5 "$PEER" >/dev/null && say "link a <-> b: up"
 say ""
 say "== iWARP between a (client) and b (server): verified transfers =="
+# One server on b serves the five transfers in turn (as the test matrices do).
+XFER_PORT=$((XFER_PORT + 1))
+peer_bg demo_xfer "srnic xfer -s -p $XFER_PORT -t 60 --count 5"
+sleep 1
 for args in "write 16M" "read 16M" "send 16M" "write 16M --crc" "read 4M --crc --markers --sge 4"; do
 	set -- $args
 	op=$1 size=$2
 	shift 2
-	# Not in a subshell: xfer advances the port for the next server.
-	xfer "$op" "$size" --iters 2 "$@" >/tmp/demo.out 2>&1
+	srnic xfer -c "$PEER" -p "$XFER_PORT" -t 60 --op "$op" --size "$size" --iters 2 "$@" >/tmp/demo.out 2>&1
 	rc=$?
 	out=$(cat /tmp/demo.out)
 	line=$(echo "$out" | grep '^xfer: client')
@@ -33,6 +36,7 @@ for args in "write 16M" "read 16M" "send 16M" "write 16M --crc" "read 4M --crc -
 		echo "$out" | while IFS= read -r l; do say "    $l"; done
 	fi
 done
+peer_wait demo_xfer 120 >/dev/null || say "  the server on b failed"
 say ""
 say "== srnic stats on b =="
 peer "srnic stats" | while IFS= read -r l; do say "  $l"; done
