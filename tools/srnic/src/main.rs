@@ -6,6 +6,7 @@
 
 mod ping;
 mod rmpp;
+mod rping;
 mod session;
 mod util;
 mod xfer;
@@ -121,6 +122,52 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         count: u64,
     },
+    /// rdma-core's rping, compatible on the wire: the server RDMA READs the
+    /// client's buffer and RDMA WRITEs it back, 16-byte SENDs in between.
+    Rping(RpingArgs),
+}
+
+/// `srnic rping`'s options, spelled as rping's.
+#[derive(Args, Clone, Debug)]
+struct RpingArgs {
+    /// Be the server.
+    #[arg(
+        short = 's',
+        conflicts_with = "client",
+        required_unless_present = "client"
+    )]
+    server: bool,
+    /// Be the client (connects to -a ADDR).
+    #[arg(short = 'c', requires = "addr")]
+    client: bool,
+    /// Client: the server's address; server: the address to listen on.
+    #[arg(short = 'a', value_name = "ADDR")]
+    addr: Option<String>,
+    /// The TCP port.
+    #[arg(short = 'p', default_value_t = rping::DEFAULT_PORT)]
+    port: u16,
+    /// Number of pings (0: until interrupted).
+    #[arg(short = 'C', default_value_t = 0)]
+    count: u32,
+    /// Bytes per ping.
+    #[arg(short = 'S', default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(rping::MIN_SIZE as i64..=rping::MAX_SIZE as i64))]
+    size: u32,
+    /// Verify the data (client: the echo; server: what it read).
+    #[arg(short = 'V')]
+    verify: bool,
+    /// Print every ping's data.
+    #[arg(short = 'v')]
+    verbose: bool,
+    /// Seconds any single wait may take.
+    #[arg(short = 't', long, default_value_t = 30)]
+    timeout: u64,
+    /// Ask for MPA CRC32c.
+    #[arg(long)]
+    crc: bool,
+    /// Ask the peer for MPA markers.
+    #[arg(long)]
+    markers: bool,
 }
 
 fn info(dev: &srnic::Device, path: &std::path::Path) -> CmdResult {
@@ -210,6 +257,25 @@ fn run(cli: Cli) -> CmdResult {
             ),
             None => xfer::server(&dev, &net.opts(), count),
         },
+        Cmd::Rping(a) => {
+            let opts = session::NetOpts {
+                port: a.port,
+                bind: if a.client { None } else { a.addr.clone() },
+                timeout: Duration::from_secs(a.timeout),
+                crc: a.crc,
+                markers: a.markers,
+            };
+            let o = rping::RpingOpts {
+                count: a.count,
+                size: a.size,
+                verify: a.verify,
+                verbose: a.verbose,
+            };
+            match (a.client, a.addr) {
+                (true, Some(host)) => rping::client(&dev, &host, &opts, o),
+                _ => rping::server(&dev, &opts, o),
+            }
+        }
     }
 }
 
@@ -299,6 +365,34 @@ mod tests {
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--size", "1.5M"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--sge", "0"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "stats"]).is_ok());
+        let c = Cli::try_parse_from([
+            "srnic",
+            "rping",
+            "-c",
+            "-a",
+            "192.0.2.2",
+            "-C",
+            "1000",
+            "-S",
+            "65535",
+            "-V",
+            "--crc",
+        ])
+        .unwrap();
+        match c.cmd {
+            Cmd::Rping(a) => {
+                assert!(a.client && !a.server && a.verify && a.crc && !a.markers);
+                assert_eq!(a.addr.as_deref(), Some("192.0.2.2"));
+                assert_eq!((a.port, a.count, a.size), (7174, 1000, 65535));
+            }
+            _ => panic!(),
+        }
+        assert!(Cli::try_parse_from(["srnic", "rping", "-s"]).is_ok());
+        assert!(Cli::try_parse_from(["srnic", "rping"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "rping", "-c"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "rping", "-s", "-c", "-a", "x"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "rping", "-s", "-S", "25"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "rping", "-s", "-S", "65536"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "info"]).is_ok());
         let c = Cli::try_parse_from([
             "srnic", "rmpp", "send", "-n", "3", "--to", "1", "-C", "10", "-S", "1,64K,1M",

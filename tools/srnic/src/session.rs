@@ -5,7 +5,7 @@
 use crate::util::{CmdResult, Fail};
 use srnic::{
     CompletionQueue, ConnParams, ConnectRequest, Device, Listener, ProtectionDomain, QpCap,
-    QpInitAttr, QueuePair, WorkCompletion,
+    QpInitAttr, QueuePair, WcStatus, WorkCompletion,
 };
 use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -135,6 +135,33 @@ impl Session {
             }
             let n = self.cq.wait(&mut buf, Some(left))?;
             for c in &buf[..n] {
+                c.ok()?;
+                self.pending.push_back(*c);
+            }
+        }
+    }
+
+    /// As [`Self::wait_wr`], but a flushed `wr_id` (the connection closed
+    /// before it completed) gives `Ok(None)` instead of an error.
+    pub fn wait_wr_or_flush(&mut self, wr_id: u64) -> CmdResult<Option<WorkCompletion>> {
+        let deadline = Instant::now() + self.timeout;
+        let mut buf = [WorkCompletion::default(); 16];
+        loop {
+            if let Some(i) = self.pending.iter().position(|c| c.wr_id() == wr_id) {
+                return Ok(self.pending.remove(i));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Fail::Error(format!(
+                    "no completion for work request {wr_id:#x} within {:?}",
+                    self.timeout
+                )));
+            }
+            let n = self.cq.wait(&mut buf, Some(left))?;
+            for c in &buf[..n] {
+                if c.status() == WcStatus::WrFlushErr && c.wr_id() == wr_id {
+                    return Ok(None);
+                }
                 c.ok()?;
                 self.pending.push_back(*c);
             }
