@@ -21,17 +21,37 @@ for a in $(/bin/busybox --list); do
 	[ -e "$root/bin/$a" ] || ln -s busybox "$root/bin/$a"
 done
 
-# Debian binaries: iproute2's ip and tc (netem needs the real tc).
-host_bins=(/usr/bin/ip /usr/sbin/tc)
+# copy_libs FILE: the shared libraries ldd lists for FILE, at their paths.
+copy_libs() {
+	ldd "$1" | grep -o '/[^ ]*' | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# Debian binaries: iproute2's ip, tc (netem needs the real tc) and rdma (siw
+# links), and rdma-core's rping, ucmatose and ibv_devices (the siw peer).
+host_bins=(/usr/bin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping /usr/bin/ucmatose
+	/usr/bin/ibv_devices)
 for b in "${host_bins[@]}"; do
 	[ -x "$b" ] || b=$(command -v "$(basename "$b")")
 	rm -f "$root/bin/$(basename "$b")"
 	cp "$b" "$root/bin/$(basename "$b")"
-	ldd "$b" | grep -o '/[^ ]*' | while read -r lib; do
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
+	copy_libs "$b"
 done
+# libibverbs loads the siw provider named by /etc/libibverbs.d/siw.driver from
+# its compiled-in directory.
+for p in /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so; do
+	mkdir -p "$root$(dirname "$p")"
+	cp -L "$p" "$root$p"
+	copy_libs "$p"
+done
+# glibc dlopen()s libgcc_s for pthread_exit and pthread_cancel (rping's threads).
+for l in /lib/x86_64-linux-gnu/libgcc_s.so.1; do
+	cp -L "$l" "$root$l"
+done
+mkdir -p "$root/etc/libibverbs.d"
+cp /etc/libibverbs.d/siw.driver "$root/etc/libibverbs.d/"
 
 cp "$ko" "$root/srnic/srnic.ko"
 cp "$tools"/* "$root/bin/"

@@ -10,6 +10,11 @@
 # are kept in build/vm-logs/<timestamp>/. The run fails on any failed case, a
 # timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
 # either VM, and ends with the line "N passed, N failed".
+#
+# A case can hand files to the host (export_file in guest/lib.sh, over a third
+# serial port); they land in <logs>/files/. A case with a host check,
+# tests/vm/host/<case>.sh, passes only if the VM reported it ok and the check,
+# run here with the log directory as its argument, succeeds too.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
@@ -56,7 +61,7 @@ caselist=$(IFS=,; echo "${cases[*]:-}")
 
 vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp 1 -m $mem \
-		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl \
+		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
 		-append "console=ttyS0 loglevel=6 panic=-1 srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
@@ -100,6 +105,20 @@ fi
 
 # The KTAP lines of VM a (strip the console's carriage returns).
 tr -d '\r' <"$logs/a.log" | sed -n '/^KTAP version 1/,$p' | grep -E '^(KTAP|1\.\.|ok |not ok |# )' >"$logs/ktap" || true
+
+# Files the cases exported, then the host checks of the cases that passed.
+"$SRNIC_TOP/tests/vm/extract-files.sh" "$logs/a.files" "$logs/files" || fail=1
+for check in "$SRNIC_TOP"/tests/vm/host/*.sh; do
+	name=$(basename "$check" .sh)
+	line=$(grep -E "^ok [0-9]+ $name\$" "$logs/ktap" || true)
+	[ -n "$line" ] || continue
+	if "$check" "$logs" >"$logs/$name.host" 2>&1; then
+		log "host check $name: ok (details in $logs/$name.host)"
+	else
+		log "host check $name failed:"; sed 's/^/    /' "$logs/$name.host" >&2
+		sed -i "s/^$line\$/not ok ${line#ok } # host check failed/" "$logs/ktap"
+	fi
+done
 grep -E '^(ok|not ok) ' "$logs/ktap" >&2 || true
 passed=$(grep -cE '^ok ' "$logs/ktap" || true)
 failed=$(grep -cE '^not ok ' "$logs/ktap" || true)

@@ -274,3 +274,47 @@ rmpp_fail() {
 	echo "b: $(rmpp_stats_line peer)"
 	fail "$*"
 }
+
+# load_srnic: load srnic in this VM only.
+load_srnic() {
+	grep -q '^srnic ' /proc/modules || insmod "$SRNIC_KO" || fail "insmod"
+}
+
+# siw_peer_up / siw_peer_down: Linux's soft-iWARP device siw0 on the peer's eth0
+# (the reference peer of the interop cases).
+siw_peer_up() {
+	peer "rdma link add siw0 type siw netdev eth0 && rdma link show siw0/1" || fail "siw on the peer"
+}
+siw_peer_down() { peer "rdma link delete siw0"; }
+
+# wait_listen PORT [peer]: waits until a TCP socket listens on PORT in this VM
+# (or the peer's): srnic's and siw's listeners are kernel sockets, so this works
+# for both. 30 s at most.
+wait_listen() {
+	local hex
+	hex=$(printf ':%04X 00000000:0000 0A' "$1")
+	if [ "$2" = peer ]; then
+		peer "i=0; while ! grep -q '$hex' /proc/net/tcp; do i=\$((i+1)); [ \$i -gt 300 ] && exit 1; sleep 0.1; done"
+	else
+		local i=0
+		while ! grep -q "$hex" /proc/net/tcp; do
+			i=$((i + 1)); [ $i -gt 300 ] && return 1; sleep 0.1
+		done
+	fi
+}
+
+# export_file NAME PATH: hands PATH to the host through the third serial port
+# (run.sh saves it as <logs>/files/NAME for the case's host check, see
+# tests/vm/host/). gzip, base64, and the md5 of the gzip stream to check it.
+FILES_TTY=/dev/ttyS2
+export_file() {
+	stty -F "$FILES_TTY" raw -echo 115200 2>/dev/null
+	gzip -c "$2" >/tmp/.export.gz
+	{
+		echo "SRNIC-FILE-BEGIN $1"
+		base64 /tmp/.export.gz
+		echo "SRNIC-FILE-END $1 $(md5sum </tmp/.export.gz | cut -d' ' -f1)"
+	} >"$FILES_TTY"
+	echo "exported $1: $(wc -c <"$2") bytes ($(wc -c </tmp/.export.gz) gzipped)"
+	rm -f /tmp/.export.gz
+}
