@@ -8,6 +8,7 @@ mod ping;
 mod rmpp;
 mod rping;
 mod session;
+mod ucmatose;
 mod util;
 mod xfer;
 
@@ -125,6 +126,38 @@ enum Cmd {
     /// rdma-core's rping, compatible on the wire: the server RDMA READs the
     /// client's buffer and RDMA WRITEs it back, 16-byte SENDs in between.
     Rping(RpingArgs),
+    /// rdma-core's ucmatose (one connection), compatible on the wire: the server
+    /// SENDs COUNT messages, the client SENDs COUNT back, the server disconnects.
+    Ucmatose(UcmatoseArgs),
+}
+
+/// `srnic ucmatose`'s options, spelled as ucmatose's.
+#[derive(Args, Clone, Debug)]
+struct UcmatoseArgs {
+    /// Be the client and connect to this server (without it: be the server).
+    #[arg(short = 's', value_name = "SERVER_ADDR")]
+    server_addr: Option<String>,
+    /// Server: the address to listen on.
+    #[arg(short = 'b', value_name = "ADDR")]
+    bind: Option<String>,
+    /// The TCP port.
+    #[arg(short = 'p', default_value_t = ucmatose::DEFAULT_PORT)]
+    port: u16,
+    /// Messages each way.
+    #[arg(short = 'C', default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=256))]
+    count: u32,
+    /// Bytes per message.
+    #[arg(short = 'S', default_value_t = 100)]
+    size: u32,
+    /// Seconds any single wait may take.
+    #[arg(short = 't', long, default_value_t = 30)]
+    timeout: u64,
+    /// Ask for MPA CRC32c.
+    #[arg(long)]
+    crc: bool,
+    /// Ask the peer for MPA markers.
+    #[arg(long)]
+    markers: bool,
 }
 
 /// `srnic rping`'s options, spelled as rping's.
@@ -257,6 +290,23 @@ fn run(cli: Cli) -> CmdResult {
             ),
             None => xfer::server(&dev, &net.opts(), count),
         },
+        Cmd::Ucmatose(a) => {
+            let opts = session::NetOpts {
+                port: a.port,
+                bind: a.bind.clone(),
+                timeout: Duration::from_secs(a.timeout),
+                crc: a.crc,
+                markers: a.markers,
+            };
+            let o = ucmatose::UcmaOpts {
+                count: a.count,
+                size: a.size,
+            };
+            match a.server_addr {
+                Some(host) => ucmatose::client(&dev, &host, &opts, o),
+                None => ucmatose::server(&dev, &opts, o),
+            }
+        }
         Cmd::Rping(a) => {
             let opts = session::NetOpts {
                 port: a.port,
@@ -388,6 +438,15 @@ mod tests {
             _ => panic!(),
         }
         assert!(Cli::try_parse_from(["srnic", "rping", "-s"]).is_ok());
+        let c = Cli::try_parse_from(["srnic", "ucmatose", "-s", "192.0.2.2", "-C", "100"]).unwrap();
+        match c.cmd {
+            Cmd::Ucmatose(a) => {
+                assert_eq!(a.server_addr.as_deref(), Some("192.0.2.2"));
+                assert_eq!((a.port, a.count, a.size), (7471, 100, 100));
+            }
+            _ => panic!(),
+        }
+        assert!(Cli::try_parse_from(["srnic", "ucmatose", "-C", "0"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "rping"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "rping", "-c"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "rping", "-s", "-c", "-a", "x"]).is_err());

@@ -292,6 +292,13 @@ pub fn server(dev: &Device, opts: &NetOpts, o: RpingOpts) -> CmdResult {
     while o.count == 0 || ping < o.count {
         // The client's source buffer; a close here is the normal end.
         let Some((addr, rkey, len)) = bufs.recv(&mut s, true)? else {
+            // Flushed: a close is the normal end, a TERMINATE is not.
+            let term = s.qp.query()?.term;
+            if term != 0 {
+                return Err(Fail::Error(format!(
+                    "the connection failed after {ping} pings (TERMINATE word {term:#010x})"
+                )));
+            }
             break;
         };
         let len = len as usize;
