@@ -117,9 +117,30 @@ impl Session {
         })
     }
 
-    /// Waits for the completion of work request `wr_id`. Any error completion
-    /// (of this or another request) fails the wait.
+    /// Waits for the completion of work request `wr_id`. An error completion
+    /// of any request fails the wait, except a flush of another request: the
+    /// connection closed, so `wr_id` is being flushed too, and the other one is
+    /// kept for whoever waits for it (a close right after our last SEND must
+    /// not fail that SEND's wait).
     pub fn wait_wr(&mut self, wr_id: u64) -> CmdResult<WorkCompletion> {
+        let c = self.wait_any(wr_id)?;
+        c.ok()?;
+        Ok(c)
+    }
+
+    /// As [`Self::wait_wr`], but a flushed `wr_id` (the connection closed
+    /// before it completed) gives `Ok(None)` instead of an error.
+    pub fn wait_wr_or_flush(&mut self, wr_id: u64) -> CmdResult<Option<WorkCompletion>> {
+        let c = self.wait_any(wr_id)?;
+        if c.status() == WcStatus::WrFlushErr {
+            return Ok(None);
+        }
+        c.ok()?;
+        Ok(Some(c))
+    }
+
+    /// The completion of `wr_id`, whatever its status.
+    fn wait_any(&mut self, wr_id: u64) -> CmdResult<WorkCompletion> {
         let deadline = Instant::now() + self.timeout;
         let mut buf = [WorkCompletion::default(); 16];
         loop {
@@ -135,34 +156,9 @@ impl Session {
             }
             let n = self.cq.wait(&mut buf, Some(left))?;
             for c in &buf[..n] {
-                c.ok()?;
-                self.pending.push_back(*c);
-            }
-        }
-    }
-
-    /// As [`Self::wait_wr`], but a flushed `wr_id` (the connection closed
-    /// before it completed) gives `Ok(None)` instead of an error.
-    pub fn wait_wr_or_flush(&mut self, wr_id: u64) -> CmdResult<Option<WorkCompletion>> {
-        let deadline = Instant::now() + self.timeout;
-        let mut buf = [WorkCompletion::default(); 16];
-        loop {
-            if let Some(i) = self.pending.iter().position(|c| c.wr_id() == wr_id) {
-                return Ok(self.pending.remove(i));
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Fail::Error(format!(
-                    "no completion for work request {wr_id:#x} within {:?}",
-                    self.timeout
-                )));
-            }
-            let n = self.cq.wait(&mut buf, Some(left))?;
-            for c in &buf[..n] {
-                if c.status() == WcStatus::WrFlushErr && c.wr_id() == wr_id {
-                    return Ok(None);
+                if c.wr_id() != wr_id && !c.is_success() && c.status() != WcStatus::WrFlushErr {
+                    c.ok()?;
                 }
-                c.ok()?;
                 self.pending.push_back(*c);
             }
         }
