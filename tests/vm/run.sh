@@ -27,7 +27,7 @@ while [ $# -gt 0 ]; do
 	*) cases+=("$1"); shift ;;
 	esac
 done
-timeout_s=${SRNIC_VM_TIMEOUT:-2400}
+timeout_s=${SRNIC_VM_TIMEOUT:-7200}
 
 build=$SRNIC_TOP/build/$variant
 kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
@@ -59,12 +59,19 @@ net_port=$(free_port) ctl_port=$(free_port)
 mem=1024
 caselist=$(IFS=,; echo "${cases[*]:-}")
 
+# The guests have no HPET or ACPI PM timer, so the kernel calibrates the TSC
+# against the PIT. Under TCG that usually fails, and time is kept with jiffies
+# (driven by QEMU's clock); but when it "succeeds" on a loaded host the TSC
+# clocksource runs with a wrong frequency (seen: a guest clock 18 times too
+# fast, every guest timeout firing early). tsc=unstable keeps the jiffies clock.
+clock="tsc=unstable"
+
 vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp 1 -m $mem \
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=6 panic=-1 srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
+		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 

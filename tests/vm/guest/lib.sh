@@ -65,7 +65,7 @@ peer_finish() { ctl_setup; echo FINISH >&3; }
 
 # run_cases [a,b,...]: runs the named cases (default: all) as KTAP.
 run_cases() {
-	local list n=0 i=0 name rc
+	local list n=0 i=0 name rc t
 	if [ -n "$1" ]; then list=$(echo "$1" | tr ',' ' '); else
 		list=$(for f in /srnic/cases/*.sh; do basename "$f" .sh; done)
 	fi
@@ -79,7 +79,9 @@ run_cases() {
 			continue
 		fi
 		echo "# ---- $name"
-		(cd /tmp && timeout "${CASE_TIMEOUT:-900}" sh "/srnic/cases/$name.sh") 2>&1 | sed 's/^/# /'
+		# A case may declare a longer limit in a "# timeout: SECONDS" line.
+		t=$(sed -n 's/^# timeout: *\([0-9][0-9]*\)$/\1/p' "/srnic/cases/$name.sh" | head -n1)
+		(cd /tmp && timeout "${t:-${CASE_TIMEOUT:-900}}" sh "/srnic/cases/$name.sh") 2>&1 | sed 's/^/# /'
 		rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
 		rm -f /tmp/.case_rc
 		case "$rc" in
@@ -317,4 +319,27 @@ export_file() {
 	} >"$FILES_TTY"
 	echo "exported $1: $(wc -c <"$2") bytes ($(wc -c </tmp/.export.gz) gzipped)"
 	rm -f /tmp/.export.gz
+}
+
+# bounded SECONDS CMD...: runs CMD and returns its status; if it is still
+# running after SECONDS, prints where each of its threads is (state and kernel
+# stack) and returns 124, leaving it behind.
+bounded() {
+	local t=$1 pid i=0 task
+	shift
+	"$@" &
+	pid=$!
+	while [ -e "/proc/$pid" ] && [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" != Z ]; do
+		if [ $i -ge $((t * 10)) ]; then
+			echo "bounded: '$*' still running after $t s:"
+			for task in /proc/$pid/task/*; do
+				echo "  thread $(basename "$task") $(cat "$task/comm") state $(cut -d' ' -f3 "$task/stat")"
+				sed 's/^/    /' "$task/stack"
+			done
+			return 124
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	wait "$pid"
 }
