@@ -181,6 +181,12 @@ int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *rad
 	return 0;
 }
 
+/* The current send MSS (payload bytes per segment, TCP options deducted). */
+int srnic_sock_mss(struct socket *sock)
+{
+	return READ_ONCE(tcp_sk(sock->sk)->mss_cache);
+}
+
 int srnic_sock_port(struct socket *sock)
 {
 	struct sockaddr_in sin;
@@ -189,9 +195,14 @@ int srnic_sock_port(struct socket *sock)
 	return err < 0 ? err : ntohs(sin.sin_port);
 }
 
-int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more)
+int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
+		    bool eor)
 {
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) };
+	/*
+	 * MSG_EOR: TCP appends nothing more to the buffer holding the last byte,
+	 * so what follows starts a new segment.
+	 */
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) | (eor ? MSG_EOR : 0) };
 
 	return kernel_sendmsg(sock, &msg, (struct kvec *)vec, nr, len);
 }

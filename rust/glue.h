@@ -31,7 +31,9 @@ void srnic_sock_shutdown(struct socket *sock, bool abort);
 void srnic_sock_set_timeouts(struct socket *sock, int rcv_ms, int snd_ms);
 void srnic_sock_nodelay(struct socket *sock);
 int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport);
-int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more);
+int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
+		    bool eor);
+int srnic_sock_mss(struct socket *sock);
 int srnic_sock_recv(struct socket *sock, void *buf, size_t len, bool nonblock);
 bool srnic_sock_closed(struct socket *sock);
 int srnic_sock_port(struct socket *sock);

@@ -64,9 +64,8 @@ pub(crate) const RMPP_MAX_RX_QUEUE: usize = 4096;
 pub(crate) const MAX_LISTENERS: usize = 64;
 /// Connection requests waiting for accept or reject, per context.
 pub(crate) const MAX_CONN_REQS: usize = 256;
-/// Wire size of the FPDUs srnic sends (header, payload, pad and CRC). siw and
-/// srnic accept FPDUs of any size up to the 16-bit ULPDU length; 16 KiB FPDUs
-/// cost far less per byte than MSS-sized ones.
+/// Largest wire size of the FPDUs srnic sends (header, payload, pad and CRC);
+/// the TCP MSS bounds them further (one FPDU per segment, see `Qp::establish`).
 pub(crate) const FPDU_BUDGET: usize = 16384;
 
 /// Fills the output fields of a query with this device's values.

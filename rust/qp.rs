@@ -543,9 +543,15 @@ impl Qp {
             let mut rx = self.rx.lock();
             tx.framer = TxFramer::new(neg.crc_tx, neg.markers_tx);
             tx.queues = TxQueues::new();
-            // FPDUs of up to 16 KiB: a few TCP segments each, far fewer per-FPDU
-            // costs than MSS-sized ones; siw and srnic accept any size.
-            tx.max_ulpdu = tx.framer.max_ulpdu(limits::FPDU_BUDGET).unwrap_or(1024);
+            // One FPDU per TCP segment (RFC 5044 section 5.1): at most the MSS,
+            // each ending a TCP record (send_message). siw's receiver mishandles
+            // a pad/CRC trailer split across two segments (CRC errors), which
+            // FPDUs spanning segments produce.
+            let mss = match sock.mss() {
+                m if m >= 64 => m,
+                _ => limits::FPDU_BUDGET,
+            };
+            tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(1024);
             tx.active = true;
             rx.framer = RxFramer::new(neg.crc_rx, neg.markers_rx);
             rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
@@ -1293,7 +1299,7 @@ impl Qp {
                     }
                     TxStep::Done => {
                         if let Some(h) = held.take() {
-                            sock.send(&[h.as_slice()], !last_seg)?;
+                            sock.send_record(&[h.as_slice()], !last_seg)?;
                         }
                         break;
                     }

@@ -49,7 +49,9 @@ extern "C" {
         nr: usize,
         len: usize,
         more: bool,
+        eor: bool,
     ) -> c_int;
+    fn srnic_sock_mss(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_recv(sock: *mut RawSocket, buf: *mut c_void, len: usize, nonblock: bool)
         -> c_int;
     fn srnic_sock_closed(sock: *mut RawSocket) -> bool;
@@ -179,9 +181,26 @@ impl TcpSocket {
         u16::try_from(r).map_err(|_| EINVAL)
     }
 
+    /// The current send MSS (payload bytes of a full segment).
+    pub(crate) fn mss(&self) -> usize {
+        // SAFETY: `self` is a live socket.
+        let r = unsafe { srnic_sock_mss(self.raw()) };
+        usize::try_from(r).unwrap_or(0)
+    }
+
     /// Sends all of `bufs`, in order, blocking as needed; `more` tells TCP that
     /// more data follows at once.
     pub(crate) fn send(&self, bufs: &[&[u8]], more: bool) -> Result {
+        self.send_flags(bufs, more, false)
+    }
+
+    /// As [`Self::send`], and the last byte ends a record (`MSG_EOR`): TCP puts
+    /// nothing sent later into the same segment.
+    pub(crate) fn send_record(&self, bufs: &[&[u8]], more: bool) -> Result {
+        self.send_flags(bufs, more, true)
+    }
+
+    fn send_flags(&self, bufs: &[&[u8]], more: bool, eor: bool) -> Result {
         const MAX: usize = 8;
         let mut vec = [bindings::kvec {
             iov_base: core::ptr::null_mut(),
@@ -204,7 +223,9 @@ impl TcpSocket {
             let last_batch = pending.len() <= MAX;
             // SAFETY: `self` is live; the kvecs point into `bufs`, which outlive the
             // call; the kernel only reads them.
-            let r = unsafe { srnic_sock_send(self.raw(), vec.as_ptr(), n, total, more || !last_batch) };
+            let r = unsafe {
+                srnic_sock_send(self.raw(), vec.as_ptr(), n, total, more || !last_batch, eor && last_batch)
+            };
             to_result(r.min(0))?;
             let mut sent = usize::try_from(r).map_err(|_| EIO)?;
             if sent == 0 && total != 0 {
