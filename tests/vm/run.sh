@@ -127,6 +127,7 @@ for check in "$SRNIC_TOP"/tests/vm/host/*.sh; do
 	fi
 done
 grep -E '^(ok|not ok) ' "$logs/ktap" >&2 || true
+sed -n 's/^# time: \(.*\)$/  \1/p' "$logs/ktap" | sort -k2 -n -r | head -n 8 | sed '1i slowest cases:' >&2 || true
 passed=$(grep -cE '^ok ' "$logs/ktap" || true)
 failed=$(grep -cE '^not ok ' "$logs/ktap" || true)
 planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$logs/ktap" | head -n1)

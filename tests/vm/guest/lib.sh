@@ -65,7 +65,7 @@ peer_finish() { ctl_setup; echo FINISH >&3; }
 
 # run_cases [a,b,...]: runs the named cases (default: all) as KTAP.
 run_cases() {
-	local list n=0 i=0 name rc t
+	local list n=0 i=0 name rc t start
 	if [ -n "$1" ]; then list=$(echo "$1" | tr ',' ' '); else
 		list=$(for f in /srnic/cases/*.sh; do basename "$f" .sh; done)
 	fi
@@ -81,9 +81,11 @@ run_cases() {
 		echo "# ---- $name"
 		# A case may declare a longer limit in a "# timeout: SECONDS" line.
 		t=$(sed -n 's/^# timeout: *\([0-9][0-9]*\)$/\1/p' "/srnic/cases/$name.sh" | head -n1)
+		start=$(cut -d. -f1 /proc/uptime)
 		(cd /tmp && timeout "${t:-${CASE_TIMEOUT:-900}}" sh "/srnic/cases/$name.sh") 2>&1 | sed 's/^/# /'
 		rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
 		rm -f /tmp/.case_rc
+		echo "# time: $name $(($(cut -d. -f1 /proc/uptime) - start)) s"
 		case "$rc" in
 		0) echo "ok $i $name" ;;
 		4) echo "ok $i $name # SKIP" ;;
