@@ -107,6 +107,12 @@ expect_eq() { # expect_eq DESCRIPTION GOT WANT
 	if [ "$2" = "$3" ]; then echo "ok: $1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
 }
 
+expect_mpa() { # expect_mpa WHAT "IRD ORD MPA" CRC: IRD = ORD = 1, CRC exactly when CRC is non-empty
+	local want="1 1 none"
+	[ -z "$3" ] || want="1 1 crc,crc-tx,crc-rx"
+	expect_eq "negotiated ird ord mpa ($1)" "$2" "$want"
+}
+
 kmemleak_report() {
 	local k=/sys/kernel/debug/kmemleak
 	[ -e $k ] || return 0

@@ -48,6 +48,19 @@ struct Net {
     /// Server: the local address to listen on (default 0.0.0.0; `::` for IPv6).
     #[arg(short = 'b', long, value_name = "ADDR")]
     bind: Option<String>,
+    #[command(flatten)]
+    conn: ConnArgs,
+}
+
+impl Net {
+    fn opts(&self) -> session::NetOpts {
+        self.conn.opts(self.port, self.bind.clone())
+    }
+}
+
+/// What every connecting command takes: the wait limit and the MPA options.
+#[derive(Args, Clone, Debug)]
+struct ConnArgs {
     /// Seconds any single wait (connection, completion, event) may take.
     #[arg(short = 't', long, default_value_t = 30)]
     timeout: u64,
@@ -59,11 +72,11 @@ struct Net {
     markers: bool,
 }
 
-impl Net {
-    fn opts(&self) -> session::NetOpts {
+impl ConnArgs {
+    fn opts(&self, port: u16, bind: Option<String>) -> session::NetOpts {
         session::NetOpts {
-            port: self.port,
-            bind: self.bind.clone(),
+            port,
+            bind,
             timeout: Duration::from_secs(self.timeout),
             crc: self.crc,
             markers: self.markers,
@@ -149,15 +162,8 @@ struct UcmatoseArgs {
     /// Bytes per message.
     #[arg(short = 'S', default_value_t = 100)]
     size: u32,
-    /// Seconds any single wait may take.
-    #[arg(short = 't', long, default_value_t = 30)]
-    timeout: u64,
-    /// Ask for MPA CRC32c.
-    #[arg(long)]
-    crc: bool,
-    /// Ask the peer for MPA markers.
-    #[arg(long)]
-    markers: bool,
+    #[command(flatten)]
+    conn: ConnArgs,
 }
 
 /// `srnic rping`'s options, spelled as rping's.
@@ -192,15 +198,8 @@ struct RpingArgs {
     /// Print every ping's data.
     #[arg(short = 'v')]
     verbose: bool,
-    /// Seconds any single wait may take.
-    #[arg(short = 't', long, default_value_t = 30)]
-    timeout: u64,
-    /// Ask for MPA CRC32c.
-    #[arg(long)]
-    crc: bool,
-    /// Ask the peer for MPA markers.
-    #[arg(long)]
-    markers: bool,
+    #[command(flatten)]
+    conn: ConnArgs,
 }
 
 fn info(dev: &srnic::Device, path: &std::path::Path) -> CmdResult {
@@ -291,13 +290,7 @@ fn run(cli: Cli) -> CmdResult {
             None => xfer::server(&dev, &net.opts(), count),
         },
         Cmd::Ucmatose(a) => {
-            let opts = session::NetOpts {
-                port: a.port,
-                bind: a.bind.clone(),
-                timeout: Duration::from_secs(a.timeout),
-                crc: a.crc,
-                markers: a.markers,
-            };
+            let opts = a.conn.opts(a.port, a.bind.clone());
             let o = ucmatose::UcmaOpts {
                 count: a.count,
                 size: a.size,
@@ -308,13 +301,8 @@ fn run(cli: Cli) -> CmdResult {
             }
         }
         Cmd::Rping(a) => {
-            let opts = session::NetOpts {
-                port: a.port,
-                bind: if a.client { None } else { a.addr.clone() },
-                timeout: Duration::from_secs(a.timeout),
-                crc: a.crc,
-                markers: a.markers,
-            };
+            let bind = if a.client { None } else { a.addr.clone() };
+            let opts = a.conn.opts(a.port, bind);
             let o = rping::RpingOpts {
                 count: a.count,
                 size: a.size,
@@ -380,7 +368,7 @@ mod tests {
                 count,
             } => {
                 assert_eq!(role.client.as_deref(), Some("10.0.0.2"));
-                assert!(net.crc && net.markers);
+                assert!(net.conn.crc && net.conn.markers);
                 assert_eq!(net.port, 18515);
                 assert_eq!((op, size, sge, iters), (xfer::Op::Read, 65536, 4, 3));
                 assert_eq!(count, 1);
@@ -431,7 +419,7 @@ mod tests {
         .unwrap();
         match c.cmd {
             Cmd::Rping(a) => {
-                assert!(a.client && !a.server && a.verify && a.crc && !a.markers);
+                assert!(a.client && !a.server && a.verify && a.conn.crc && !a.conn.markers);
                 assert_eq!(a.addr.as_deref(), Some("192.0.2.2"));
                 assert_eq!((a.port, a.count, a.size), (7174, 1000, 65535));
             }
