@@ -11,7 +11,8 @@ load_srnic
 siw_peer_up
 pcap_capture eth0 /tmp/siw.pcap 7190 7209 2>/tmp/capture.log &
 cap=$!
-sleep 1
+i=0
+while ! grep -q capturing /tmp/capture.log && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 grep -q capturing /tmp/capture.log || fail "capture did not start"
 # stop_capture: ends the capture and hands it and the list of runs to the host.
 stop_capture() {

@@ -19,7 +19,7 @@ say "== iWARP between a (client) and b (server): verified transfers =="
 # One server on b serves the five transfers in turn (as the test matrices do).
 XFER_PORT=$((XFER_PORT + 1))
 peer_bg demo_xfer "srnic xfer -s -p $XFER_PORT -t 60 --count 5"
-sleep 1
+wait_listen "$XFER_PORT" peer || say "  the server on b did not listen"
 for args in "write 16M" "read 16M" "send 16M" "write 16M --crc" "read 4M --crc --markers --sge 4"; do
 	set -- $args
 	op=$1 size=$2

@@ -150,21 +150,7 @@ peer_wait() {
 	peer "i=0; while [ ! -f /tmp/$1.rc ] && [ \$i -lt ${2:-120} ]; do sleep 1; i=\$((i+1)); done; cat /tmp/$1.log; [ -f /tmp/$1.rc ] && exit \$(cat /tmp/$1.rc); exit 124"
 }
 
-# xfer OP SIZE [ARGS...]: one verified srnic xfer, server on the peer.
 XFER_PORT=18515
-xfer() {
-	local op=$1 size=$2
-	shift 2
-	XFER_PORT=$((XFER_PORT + 1))
-	peer_bg xfer_srv "srnic xfer -s -p $XFER_PORT -t 60"
-	sleep 1
-	local out rc
-	out=$(srnic xfer -c "$PEER" -p "$XFER_PORT" -t 60 --op "$op" --size "$size" "$@" 2>&1)
-	rc=$?
-	echo "$out"
-	peer_wait xfer_srv || { echo "server failed"; return 1; }
-	return $rc
-}
 
 # iwarp_matrix OP: verified `srnic xfer --op OP` transfers of 0 B to 16 MiB with
 # CRC off, CRC on, and CRC with markers, scatter/gather up to 16 elements. One
@@ -174,7 +160,7 @@ iwarp_matrix() {
 	load_srnic_both
 	XFER_PORT=$((XFER_PORT + 1))
 	peer_bg xfer_srv "srnic xfer -s -p $XFER_PORT -t 60 --count 19"
-	sleep 1
+	wait_listen "$XFER_PORT" peer || fail "the $op server did not listen"
 	matrix_one() {
 		srnic xfer -c "$PEER" -p "$XFER_PORT" -t 60 --op "$op" "$@" ||
 			{ peer_wait xfer_srv 1; fail "$op $*"; }
