@@ -30,9 +30,11 @@ copy_libs() {
 }
 
 # Debian binaries: iproute2's ip, tc (netem needs the real tc) and rdma (siw
-# links), and rdma-core's rping, ucmatose and ibv_devices (the siw peer).
+# links), rdma-core's rping, ucmatose and ibv_devices and perftest's latency and
+# bandwidth tools (the siw peer).
 host_bins=(/usr/bin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping /usr/bin/ucmatose
-	/usr/bin/ibv_devices)
+	/usr/bin/ibv_devices /usr/bin/ib_send_lat /usr/bin/ib_write_lat /usr/bin/ib_read_lat
+	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw)
 for b in "${host_bins[@]}"; do
 	[ -x "$b" ] || b=$(command -v "$(basename "$b")")
 	rm -f "$root/bin/$(basename "$b")"

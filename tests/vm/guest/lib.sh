@@ -82,7 +82,7 @@ run_cases() {
 		# A case may declare a longer limit in a "# timeout: SECONDS" line.
 		t=$(sed -n 's/^# timeout: *\([0-9][0-9]*\)$/\1/p' "/srnic/cases/$name.sh" | head -n1)
 		start=$(cut -d. -f1 /proc/uptime)
-		(cd /tmp && timeout "${t:-${CASE_TIMEOUT:-900}}" sh "/srnic/cases/$name.sh") 2>&1 | sed 's/^/# /'
+		(cd /tmp && timeout "${t:-${CASE_TIMEOUT:-900}}" sh "/srnic/cases/$name.sh" </dev/null) 2>&1 | sed 's/^/# /'
 		rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
 		rm -f /tmp/.case_rc
 		echo "# time: $name $(($(cut -d. -f1 /proc/uptime) - start)) s"
