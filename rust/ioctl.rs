@@ -105,7 +105,7 @@ arg!(SrnicCreateCq, SRNIC_IOCTL_CREATE_CQ, [reserved0, reserved]);
 arg!(SrnicReqNotifyCq, SRNIC_IOCTL_REQ_NOTIFY_CQ, [reserved0, reserved]);
 arg!(SrnicPollCq, SRNIC_IOCTL_POLL_CQ, [reserved0, reserved]);
 arg!(SrnicCreateQp, SRNIC_IOCTL_CREATE_QP, [reserved0, reserved]);
-arg!(SrnicQueryQp, SRNIC_IOCTL_QUERY_QP, [reserved0, reserved]);
+arg!(SrnicQueryQp, SRNIC_IOCTL_QUERY_QP, [reserved0]);
 arg!(SrnicListen, SRNIC_IOCTL_LISTEN, [reserved]);
 arg!(SrnicConnect, SRNIC_IOCTL_CONNECT, [reserved]);
 arg!(SrnicAccept, SRNIC_IOCTL_ACCEPT, [reserved]);

@@ -52,7 +52,7 @@ use crate::{
     uapi::*,
 };
 use crate::table::ring_add;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     alloc::KVVec,
     impl_has_work, new_mutex, new_work,
@@ -242,6 +242,9 @@ pub(crate) struct Qp {
     tx_work: Work<Qp, 1>,
     #[pin]
     pub(crate) cm_work: Work<Qp, 2>,
+    /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
+    tx_bytes: AtomicU64,
+    rx_bytes: AtomicU64,
 }
 
 impl_has_work! {
@@ -367,6 +370,8 @@ impl Qp {
                 rx_work <- new_work!("srnic_qp_rx"),
                 tx_work <- new_work!("srnic_qp_tx"),
                 cm_work <- new_work!("srnic_qp_cm"),
+                tx_bytes: AtomicU64::new(0),
+                rx_bytes: AtomicU64::new(0),
             }),
             GFP_KERNEL,
         )?;
@@ -801,6 +806,8 @@ impl Qp {
             q.ord = u32::from(n.ord);
             q.mpa_flags = crate::cm::negotiated_flags(&n);
         }
+        q.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
+        q.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
     }
 
     // ---- Receive ----
@@ -886,6 +893,7 @@ impl Qp {
             }
             RxEvent::Payload { data, seg_offset, .. } => {
                 stats::RX_BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
+                self.rx_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
                 match &rx.place {
                     Some((Placement::Tagged { to, .. }, Some(mr))) => {
                         let at = to.wrapping_add(u64::from(seg_offset));
@@ -1296,6 +1304,7 @@ impl Qp {
                             sock.send(&[piece], true)
                         })?;
                         stats::TX_BYTES.fetch_add(u64::from(len), Ordering::Relaxed);
+                        self.tx_bytes.fetch_add(u64::from(len), Ordering::Relaxed);
                     }
                     TxStep::Done => {
                         if let Some(h) = held.take() {

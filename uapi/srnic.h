@@ -252,7 +252,8 @@ struct srnic_query_qp {
 	__u32 reserved0;
 	struct srnic_sockaddr local;
 	struct srnic_sockaddr remote;
-	__u64 reserved[2];
+	__u64 tx_bytes;		/* payload bytes this QP sent (progress, not a rate) */
+	__u64 rx_bytes;		/* payload bytes this QP received and placed */
 };
 
 /*

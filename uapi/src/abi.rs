@@ -283,8 +283,10 @@ pub struct SrnicQueryQp {
     pub local: SrnicSockaddr,
     /// Remote address.
     pub remote: SrnicSockaddr,
-    /// Must be zero.
-    pub reserved: [u64; 2],
+    /// Payload bytes this QP sent (progress, not a rate).
+    pub tx_bytes: u64,
+    /// Payload bytes this QP received and placed.
+    pub rx_bytes: u64,
 }
 
 /// `struct srnic_listen`: SRNIC_IOCTL_LISTEN: listens on addr (port 0: any; out: the port). Each incoming, MPA-negotiated-so-far request becomes an SRNIC_EVENT_CONNECT_REQUEST with a conn_id to accept or reject. mpa_flags are what this side asks for.
@@ -1028,7 +1030,8 @@ macro_rules! srnic_abi_fields {
         $m!(SrnicQueryQp, srnic_query_qp, reserved0);
         $m!(SrnicQueryQp, srnic_query_qp, local);
         $m!(SrnicQueryQp, srnic_query_qp, remote);
-        $m!(SrnicQueryQp, srnic_query_qp, reserved);
+        $m!(SrnicQueryQp, srnic_query_qp, tx_bytes);
+        $m!(SrnicQueryQp, srnic_query_qp, rx_bytes);
         $m!(SrnicListen, srnic_listen, size);
         $m!(SrnicListen, srnic_listen, backlog);
         $m!(SrnicListen, srnic_listen, mpa_flags);

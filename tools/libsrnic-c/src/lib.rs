@@ -641,6 +641,8 @@ pub unsafe extern "C" fn srnic_query_qp(qp: *mut srnic_qp, attr: *mut abi::Srnic
                 .remote
                 .map(|a| srnic::sockaddr_to_abi(&a))
                 .unwrap_or_default(),
+            tx_bytes: r.tx_bytes,
+            rx_bytes: r.rx_bytes,
             ..Default::default()
         };
         Ok(0)

@@ -161,7 +161,48 @@ impl CompletionQueue {
             self.wait_event(left)?;
         }
     }
+
+    /// Waits like [`Self::wait`], but without a deadline for the whole wait:
+    /// it gives up (`Ok(0)`) only once `stall` has passed with no completion
+    /// and no change of `progress()`, a measure of the work moving (for a
+    /// queue pair, [`crate::QueuePair::progress`]: the bytes it has sent and
+    /// received). So a long transfer on a slow machine is waited for as long
+    /// as it moves, and a stuck one fails after `stall`.
+    ///
+    /// `progress` is only called when nothing completed for
+    /// [`PROGRESS_CHECK`]: a busy wait costs no extra system call.
+    pub fn wait_progress(
+        &self,
+        wc: &mut [WorkCompletion],
+        stall: Duration,
+        mut progress: impl FnMut() -> Result<u64>,
+    ) -> Result<usize> {
+        let mut last: Option<u64> = None;
+        let mut since = Instant::now();
+        loop {
+            let n = self.wait(wc, Some(PROGRESS_CHECK.min(stall)))?;
+            if n > 0 || wc.is_empty() {
+                return Ok(n);
+            }
+            let now = progress()?;
+            if last != Some(now) {
+                // The first look only sets the baseline: the time before it
+                // counts as time without progress.
+                if last.is_some() {
+                    since = Instant::now();
+                }
+                last = Some(now);
+            }
+            if since.elapsed() >= stall {
+                return Ok(0);
+            }
+        }
+    }
 }
+
+/// How often [`CompletionQueue::wait_progress`] looks at its progress measure
+/// while no completion arrives.
+pub const PROGRESS_CHECK: Duration = Duration::from_secs(1);
 
 impl Device {
     /// Creates a completion queue (same as [`CompletionQueue::new`]).

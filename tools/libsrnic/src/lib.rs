@@ -51,7 +51,7 @@ mod wc;
 
 pub use addr::{from_abi as sockaddr_from_abi, to_abi as sockaddr_to_abi, AF_INET, AF_INET6};
 pub use cm::{ConnParams, ConnectRequest, Listener};
-pub use cq::CompletionQueue;
+pub use cq::{CompletionQueue, PROGRESS_CHECK};
 pub use device::{Capabilities, Device, DeviceAttr, Stats, DEFAULT_PATH};
 pub use error::{Error, Result};
 pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};

@@ -114,6 +114,10 @@ pub struct QpAttr {
     pub local: Option<SocketAddr>,
     /// The peer's address once connected.
     pub remote: Option<SocketAddr>,
+    /// Payload bytes this QP has sent so far.
+    pub tx_bytes: u64,
+    /// Payload bytes this QP has received and placed so far.
+    pub rx_bytes: u64,
 }
 
 /// Send-side operations (`SRNIC_WR_*` but RECV).
@@ -484,7 +488,15 @@ impl QueuePair {
             term: q.term,
             local: crate::addr::from_abi(&q.local),
             remote: crate::addr::from_abi(&q.remote),
+            tx_bytes: q.tx_bytes,
+            rx_bytes: q.rx_bytes,
         })
+    }
+
+    /// A measure of this QP's progress: the payload bytes it has sent and
+    /// received so far (see [`CompletionQueue::wait_progress`]).
+    pub fn progress(&self) -> Result<u64> {
+        self.query().map(|a| a.tx_bytes.wrapping_add(a.rx_bytes))
     }
 
     /// Closes the connection: gracefully, or with `abort` by resetting it.

@@ -61,7 +61,10 @@ impl Net {
 /// What every connecting command takes: the wait limit and the MPA options.
 #[derive(Args, Clone, Debug)]
 struct ConnArgs {
-    /// Seconds any single wait (connection, completion, event) may take.
+    /// Seconds a wait may go without progress before it fails: a completion
+    /// wait fails when the QP moves no byte for this long (a large transfer on
+    /// a slow machine is not cut short); connection and event waits end after
+    /// this long.
     #[arg(short = 't', long, default_value_t = 30)]
     timeout: u64,
     /// Ask for MPA CRC32c.

@@ -50,7 +50,8 @@ pub struct EpOpts {
     /// The netdev.
     #[arg(short = 'i', long, default_value = "eth0")]
     dev: String,
-    /// Seconds any single wait may take.
+    /// Seconds a wait may go without progress (no completion, no RMPP packet
+    /// sent or received) before it fails.
     #[arg(short = 't', long, default_value_t = 60)]
     timeout: u64,
     /// Messages in flight (default: the module's).
@@ -181,7 +182,15 @@ struct Ep {
     scq: CompletionQueue,
     rcq: CompletionQueue,
     pd: ProtectionDomain,
+    dev: Device,
     timeout: Duration,
+}
+
+impl Ep {
+    /// Waits for one completion of `cq` (one of this endpoint's CQs).
+    fn wait_one(&self, cq: &CompletionQueue, what: &str) -> CmdResult<WorkCompletion> {
+        wait_one(&self.dev, cq, self.timeout, what)
+    }
 }
 
 fn open_ep(dev: &Device, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<Ep> {
@@ -216,18 +225,37 @@ fn open_ep(dev: &Device, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<
         scq,
         rcq,
         pd,
+        dev: dev.clone(),
         timeout: Duration::from_secs(o.timeout),
     })
 }
 
-/// Waits for one completion of `cq`.
-fn wait_one(cq: &CompletionQueue, timeout: Duration, what: &str) -> CmdResult<WorkCompletion> {
+/// Waits for one completion of `cq`; fails when RMPP makes no progress (no
+/// packet sent or received by this host) for `stall`.
+fn wait_one(
+    dev: &Device,
+    cq: &CompletionQueue,
+    stall: Duration,
+    what: &str,
+) -> CmdResult<WorkCompletion> {
     let mut wc = [WorkCompletion::default(); 1];
-    let n = cq.wait(&mut wc, Some(timeout))?;
+    let n = cq.wait_progress(&mut wc, stall, || rmpp_progress(dev))?;
     if n == 0 {
-        return Err(Fail::Error(format!("timed out waiting for {what}")));
+        return Err(Fail::Error(format!(
+            "no {what}: no RMPP packet sent or received for {stall:?}"
+        )));
     }
     Ok(wc[0])
+}
+
+/// RMPP packets sent and received by this host so far (module-wide).
+fn rmpp_progress(dev: &Device) -> srnic::Result<u64> {
+    Ok(dev
+        .rmpp_stats()?
+        .iter()
+        .filter(|(name, _)| matches!(*name, "tx_packets" | "rx_packets"))
+        .map(|(_, v)| *v)
+        .sum())
 }
 
 fn status_err(wc: &WorkCompletion, what: &str) -> Fail {
@@ -388,7 +416,7 @@ fn recv(
     let (mut got, mut bytes, mut aborted) = (0u64, 0u64, !expect_abort);
     let start = Instant::now();
     while got < count || !aborted {
-        let wc = wait_one(&e.rcq, e.timeout, "a message")?;
+        let wc = e.wait_one(&e.rcq, "a message")?;
         if wc.opcode() != WcOpcode::RmppRecv {
             return Err(Fail::Error(format!(
                 "unexpected completion {:?}",
@@ -460,7 +488,7 @@ fn send(
             bufs[i] = Some((seq, data));
             sent += 1;
         }
-        let wc = wait_one(&e.scq, e.timeout, "a send completion")?;
+        let wc = e.wait_one(&e.scq, "a send completion")?;
         if !wc.is_success() {
             return Err(status_err(&wc, "send"));
         }
@@ -512,7 +540,7 @@ fn pingpong(
             fill_pattern(&mut tx.as_mut_slice()[..size], pattern_iter(o.nid, seq));
             e.ep.send(2, peer, tag(o.nid, seq), tx.sge(0..size)?)?;
         }
-        let wc = wait_one(&e.rcq, e.timeout, "the peer's message")?;
+        let wc = e.wait_one(&e.rcq, "the peer's message")?;
         if !wc.is_success() {
             return Err(status_err(&wc, "receive"));
         }
@@ -532,7 +560,7 @@ fn pingpong(
             tx.as_mut_slice()[..size].copy_from_slice(&data);
             e.ep.send(2, peer, w.tag, tx.sge(0..size)?)?;
         }
-        let s = wait_one(&e.scq, e.timeout, "the send completion")?;
+        let s = e.wait_one(&e.scq, "the send completion")?;
         if !s.is_success() {
             return Err(status_err(&s, "send"));
         }

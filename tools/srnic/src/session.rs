@@ -9,7 +9,7 @@ use srnic::{
 };
 use std::collections::VecDeque;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Options every connected command shares.
 #[derive(Clone, Debug)]
@@ -139,22 +139,25 @@ impl Session {
         Ok(Some(c))
     }
 
-    /// The completion of `wr_id`, whatever its status.
+    /// The completion of `wr_id`, whatever its status. Fails when the QP
+    /// makes no progress (no completion, no byte sent or received) for the
+    /// timeout: a large transfer on a slow machine is not cut short.
     fn wait_any(&mut self, wr_id: u64) -> CmdResult<WorkCompletion> {
-        let deadline = Instant::now() + self.timeout;
         let mut buf = [WorkCompletion::default(); 16];
         loop {
             if let Some(i) = self.pending.iter().position(|c| c.wr_id() == wr_id) {
                 return Ok(self.pending.remove(i).unwrap_or_default());
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            let qp = &self.qp;
+            let n = self
+                .cq
+                .wait_progress(&mut buf, self.timeout, || qp.progress())?;
+            if n == 0 {
                 return Err(Fail::Error(format!(
-                    "no completion for work request {wr_id:#x} within {:?}",
+                    "no completion for work request {wr_id:#x}: no progress on the QP for {:?}",
                     self.timeout
                 )));
             }
-            let n = self.cq.wait(&mut buf, Some(left))?;
             for c in &buf[..n] {
                 if c.wr_id() != wr_id && !c.is_success() && c.status() != WcStatus::WrFlushErr {
                     c.ok()?;
