@@ -25,6 +25,7 @@ use crate::{
         Negotiated, Rtr, RtrCaps,
     },
     qp::{Qp, QpState},
+    stats::{Live, Object},
     sys::{
         errno::{eafnosupport, econnrefused, econnreset, eproto},
         socket::{SockAddrV4, TcpSocket},
@@ -307,6 +308,7 @@ pub(crate) struct ConnReq {
     request_len: usize,
     /// The listener's MPA settings (what this side asks for).
     pub(crate) cfg: MpaConfig,
+    _live: Live,
 }
 
 impl ConnReq {
@@ -359,6 +361,7 @@ pub(crate) struct Listener {
     events: Arc<Events>,
     #[pin]
     work: Work<Listener>,
+    _live: Live,
 }
 
 impl_has_work! {
@@ -387,6 +390,7 @@ impl Listener {
                 conns,
                 events,
                 work <- new_work!("srnic_listener"),
+                _live: Live::new(Object::Listener),
             }),
             GFP_KERNEL,
         )?;
@@ -435,6 +439,7 @@ impl Listener {
                 request: buf,
                 request_len: n,
                 cfg,
+                _live: Live::new(Object::ConnRequest),
             }),
             GFP_KERNEL,
         );

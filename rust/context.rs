@@ -15,14 +15,13 @@ use crate::{
     pd::Pd,
     post, qp::Qp,
     rmpp_ep::Ep,
-    stats,
+    stats::{Live, Object},
     sys::{
         miscdev::MiscFile,
         waitqueue::{PollMask, PollTable},
     },
     table::Table,
 };
-use core::sync::atomic::Ordering;
 use kernel::{
     new_mutex,
     prelude::*,
@@ -47,6 +46,7 @@ pub(crate) struct Context {
     pub(crate) conns: Arc<ConnTable>,
     #[pin]
     pub(crate) objs: Mutex<Objects>,
+    _live: Live,
 }
 
 impl MiscFile for Context {
@@ -64,10 +64,10 @@ impl MiscFile for Context {
                     listeners: Table::new(limits::MAX_LISTENERS),
                     eps: Table::new(limits::MAX_RMPP_ENDPOINTS),
                 }, "srnic_objects"),
+                _live: Live::new(Object::Context),
             }),
             GFP_KERNEL,
         )?;
-        stats::CONTEXTS.fetch_add(1, Ordering::Relaxed);
         Ok(ctx)
     }
 
@@ -108,6 +108,5 @@ impl PinnedDrop for Context {
         drop(self.conns.lock().drain());
         self.mrs.clear();
         drop((qps, listeners, eps, cqs, pds));
-        stats::CONTEXTS.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -15,6 +15,7 @@ use crate::{
         SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS,
     },
 };
+use crate::stats::{Live, Object};
 use crate::table::ring_add;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -43,6 +44,7 @@ pub(crate) struct Cq {
     events: Arc<Events>,
     /// Queue pairs using this CQ.
     pub(crate) users: AtomicU32,
+    _live: Live,
 }
 
 impl Cq {
@@ -58,6 +60,7 @@ impl Cq {
                 ring <- new_spinlock!(Ring { wcs, head: 0, count: 0, armed: 0, overflowed: false }, "srnic_cq"),
                 events,
                 users: AtomicU32::new(0),
+                _live: Live::new(Object::Cq),
             }),
             GFP_KERNEL,
         )

@@ -11,6 +11,7 @@
 use crate::{
     pd::{Pd, PdUse},
     proto::rdmap::StagError,
+    stats::{Live, Object},
     sys::pages::PinnedPages,
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
 };
@@ -51,6 +52,7 @@ pub(crate) struct Mr {
     /// Offset of `va` inside the first pinned page.
     page_off: usize,
     valid: AtomicBool,
+    _live: Live,
 }
 
 impl Mr {
@@ -76,6 +78,7 @@ impl Mr {
                 pages,
                 page_off: (va - first) as usize,
                 valid: AtomicBool::new(true),
+                _live: Live::new(Object::Mr),
             },
             GFP_KERNEL,
         )

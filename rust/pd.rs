@@ -6,6 +6,7 @@
 //! freed while a memory region or queue pair still uses it.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::stats::{Live, Object};
 use kernel::{prelude::*, sync::Arc};
 
 static NEXT_PD_ID: AtomicU64 = AtomicU64::new(1);
@@ -16,6 +17,7 @@ pub(crate) struct Pd {
     pub(crate) id: u64,
     /// Memory regions and queue pairs using this PD.
     users: AtomicU32,
+    _live: Live,
 }
 
 impl Pd {
@@ -25,6 +27,7 @@ impl Pd {
             Self {
                 id: NEXT_PD_ID.fetch_add(1, Ordering::Relaxed),
                 users: AtomicU32::new(0),
+                _live: Live::new(Object::Pd),
             },
             GFP_KERNEL,
         )

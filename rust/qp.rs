@@ -42,7 +42,7 @@ use crate::{
             ReadRequest, SendOp, StagError, TermCode, Terminate,
         },
     },
-    stats,
+    stats::{self, Live, Object},
     sys::{
         errno::eproto,
         crc::KernelCrc32c,
@@ -245,6 +245,7 @@ pub(crate) struct Qp {
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
+    _live: Live,
 }
 
 impl_has_work! {
@@ -372,10 +373,10 @@ impl Qp {
                 cm_work <- new_work!("srnic_qp_cm"),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
+                _live: Live::new(Object::Qp),
             }),
             GFP_KERNEL,
         )?;
-        stats::QPS.fetch_add(1, Ordering::Relaxed);
         Ok(qp)
     }
 
@@ -1463,6 +1464,5 @@ impl PinnedDrop for Qp {
     fn drop(self: Pin<&mut Self>) {
         self.send_cq.users.fetch_sub(1, Ordering::AcqRel);
         self.recv_cq.users.fetch_sub(1, Ordering::AcqRel);
-        stats::QPS.fetch_sub(1, Ordering::Relaxed);
     }
 }

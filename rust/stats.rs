@@ -2,15 +2,11 @@
 //! Device-wide counters, reported by `SRNIC_IOCTL_QUERY_STATS` (`srnic stats`).
 
 use crate::{
-    sys::pages::PINNED_PAGES,
+    sys::{pages::PINNED_PAGES, socket::SOCKETS},
     uapi::{SrnicRmppStats, SrnicStats},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// Open files now.
-pub(crate) static CONTEXTS: AtomicU64 = AtomicU64::new(0);
-/// Queue pairs now.
-pub(crate) static QPS: AtomicU64 = AtomicU64::new(0);
 /// Connections established, in total.
 pub(crate) static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
 /// FPDUs sent.
@@ -28,12 +24,64 @@ pub(crate) static TERMINATES_RECEIVED: AtomicU64 = AtomicU64::new(0);
 /// FPDUs received with a bad CRC.
 pub(crate) static CRC_ERRORS: AtomicU64 = AtomicU64::new(0);
 
+/// The kinds of object srnic holds, each with a gauge of how many live now.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Object {
+    /// An open file of `/dev/srnic`.
+    Context,
+    /// A protection domain.
+    Pd,
+    /// A memory region.
+    Mr,
+    /// A completion queue.
+    Cq,
+    /// A queue pair.
+    Qp,
+    /// A listening endpoint.
+    Listener,
+    /// A connection request not yet accepted or rejected.
+    ConnRequest,
+}
+
+/// Number of [`Object`] kinds.
+const OBJECT_KINDS: usize = Object::ConnRequest as usize + 1;
+
+/// How many objects of each kind live now.
+static LIVE: [AtomicU64; OBJECT_KINDS] = [const { AtomicU64::new(0) }; OBJECT_KINDS];
+
+/// One live object of a kind: the gauge counts it from [`Live::new`] until
+/// this value is dropped, so an object holds it as a field and is counted for
+/// exactly as long as it exists (including after its handle is destroyed, while
+/// work in flight still holds it).
+pub(crate) struct Live(Object);
+
+impl Live {
+    /// Counts a new object of kind `o`.
+    pub(crate) fn new(o: Object) -> Self {
+        LIVE[o as usize].fetch_add(1, Ordering::Relaxed);
+        Self(o)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE[self.0 as usize].fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// Fills the counters of a `QUERY_STATS` answer.
 pub(crate) fn fill(s: &mut SrnicStats) {
     let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
-    s.contexts = r(&CONTEXTS);
+    let live = |o: Object| r(&LIVE[o as usize]);
+    s.contexts = live(Object::Context);
     s.pinned_pages = r(&PINNED_PAGES);
-    s.qps = r(&QPS);
+    s.qps = live(Object::Qp);
+    s.pds = live(Object::Pd);
+    s.mrs = live(Object::Mr);
+    s.cqs = live(Object::Cq);
+    s.listeners = live(Object::Listener);
+    s.conn_requests = live(Object::ConnRequest);
+    s.sockets = r(&SOCKETS);
     s.connections = r(&CONNECTIONS);
     s.tx_fpdus = r(&TX_FPDUS);
     s.rx_fpdus = r(&RX_FPDUS);

@@ -423,7 +423,15 @@ struct srnic_stats {
 	__u64 terminates_sent;
 	__u64 terminates_received;
 	__u64 crc_errors;
-	__u64 reserved[8];
+	/* Gauges of every object srnic holds now: a leak shows as a gauge that
+	 * does not return to zero when every program is gone. */
+	__u64 pds;		/* protection domains */
+	__u64 mrs;		/* memory regions */
+	__u64 cqs;		/* completion queues */
+	__u64 listeners;	/* listening endpoints */
+	__u64 conn_requests;	/* connection requests not yet accepted or rejected */
+	__u64 sockets;		/* kernel TCP sockets (listeners, requests, connections) */
+	__u64 reserved[2];
 };
 
 /* RMPP endpoint commands take numbers 0x40 to 0x5F. */

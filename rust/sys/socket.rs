@@ -10,6 +10,7 @@
 
 use core::ffi::{c_int, c_long, c_void};
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     bindings,
     error::to_result,
@@ -108,6 +109,9 @@ pub(crate) struct TcpSocket {
     sock: NonNull<RawSocket>,
 }
 
+/// Kernel TCP sockets srnic holds now (`srnic_stats.sockets`).
+pub(crate) static SOCKETS: AtomicU64 = AtomicU64::new(0);
+
 // SAFETY: socket operations take the socket lock internally; the handle may move
 // between threads.
 unsafe impl Send for TcpSocket {}
@@ -119,6 +123,7 @@ fn new_socket(f: impl FnOnce(*mut *mut RawSocket) -> c_int) -> Result<TcpSocket>
     let mut out: *mut RawSocket = core::ptr::null_mut();
     to_result(f(&mut out))?;
     let sock = NonNull::new(out).ok_or(EINVAL)?;
+    SOCKETS.fetch_add(1, Ordering::Relaxed);
     // INVARIANT: the glue returned a live socket on success.
     Ok(TcpSocket { sock })
 }
@@ -343,5 +348,6 @@ impl Drop for TcpSocket {
     fn drop(&mut self) {
         // SAFETY: by the type invariant this is the one release of a live socket.
         unsafe { srnic_sock_release(self.raw()) };
+        SOCKETS.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -506,8 +506,20 @@ pub struct SrnicStats {
     pub terminates_received: u64,
     /// FPDUs received with a bad CRC.
     pub crc_errors: u64,
+    /// Protection domains now.
+    pub pds: u64,
+    /// Memory regions now.
+    pub mrs: u64,
+    /// Completion queues now.
+    pub cqs: u64,
+    /// Listening endpoints now.
+    pub listeners: u64,
+    /// Connection requests not yet accepted or rejected, now.
+    pub conn_requests: u64,
+    /// Kernel TCP sockets (listeners, requests, connections) now.
+    pub sockets: u64,
     /// Must be zero.
-    pub reserved: [u64; 8],
+    pub reserved: [u64; 2],
 }
 
 /// Access local write.
@@ -1104,6 +1116,12 @@ macro_rules! srnic_abi_fields {
         $m!(SrnicStats, srnic_stats, terminates_sent);
         $m!(SrnicStats, srnic_stats, terminates_received);
         $m!(SrnicStats, srnic_stats, crc_errors);
+        $m!(SrnicStats, srnic_stats, pds);
+        $m!(SrnicStats, srnic_stats, mrs);
+        $m!(SrnicStats, srnic_stats, cqs);
+        $m!(SrnicStats, srnic_stats, listeners);
+        $m!(SrnicStats, srnic_stats, conn_requests);
+        $m!(SrnicStats, srnic_stats, sockets);
         $m!(SrnicStats, srnic_stats, reserved);
         $m!(SrnicRmppNode, srnic_rmpp_node, size);
         $m!(SrnicRmppNode, srnic_rmpp_node, nid);

@@ -101,7 +101,7 @@ pub struct Stats {
 
 impl Stats {
     /// Every counter as (name, value), in ABI order.
-    pub fn counters(&self) -> [(&'static str, u64); 11] {
+    pub fn counters(&self) -> [(&'static str, u64); 17] {
         let r = &self.raw;
         [
             ("contexts", r.contexts),
@@ -115,6 +115,12 @@ impl Stats {
             ("terminates_sent", r.terminates_sent),
             ("terminates_received", r.terminates_received),
             ("crc_errors", r.crc_errors),
+            ("pds", r.pds),
+            ("mrs", r.mrs),
+            ("cqs", r.cqs),
+            ("listeners", r.listeners),
+            ("conn_requests", r.conn_requests),
+            ("sockets", r.sockets),
         ]
     }
 }
@@ -625,11 +631,13 @@ mod tests {
             raw: abi::SrnicStats {
                 contexts: 1,
                 crc_errors: 11,
+                sockets: 17,
                 ..Default::default()
             },
         };
         let c = s.counters();
         assert_eq!(c[0], ("contexts", 1));
         assert_eq!(c[10], ("crc_errors", 11));
+        assert_eq!(c[16], ("sockets", 17));
     }
 }
