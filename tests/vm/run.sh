@@ -2,15 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the two srnic test VMs and run test cases (or the demo) in them.
 #
-#   tests/vm/run.sh [--variant debug|plain] [--demo] [CASE...]
+#   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [CASE...]
 #
+# --long runs the cases with their full repetition counts (make check-long).
 # VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
 # second serial line. The VMs share an Ethernet link (virtio-net on both ends of a
 # QEMU socket netdev in UDP mode over loopback; the TCP mode leaves Nagle on and
 # delayed every second frame by 40 ms): a is 192.0.2.1, b is 192.0.2.2. Serial logs
 # are kept in build/vm-logs/<timestamp>/. The run fails on any failed case, a
 # timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
-# either VM, and ends with the line "N passed, N failed".
+# either VM (a task hung for 20 s included), and ends with the line
+# "N passed, N failed". It prints the VM time, the slowest cases and a warning
+# for every case that took longer than its budget ("# budget:" in the case).
 #
 # A case can hand files to the host (export_file in guest/lib.sh, over a third
 # serial port); they land in <logs>/files/. A case with a host check,
@@ -19,16 +22,17 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-variant=debug mode=test cases=()
+variant=debug mode=test long=0 cases=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--demo) mode=demo; shift ;;
-	-h|--help) sed -n '3,12p' "$0"; exit 0 ;;
+	--long) long=1; shift ;;
+	-h|--help) sed -n '3,16p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
-timeout_s=${SRNIC_VM_TIMEOUT:-7200}
+timeout_s=${SRNIC_VM_TIMEOUT:-$((long ? 36000 : 7200))}
 
 build=$SRNIC_TOP/build/$variant
 kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
@@ -72,7 +76,7 @@ vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.cases=$caselist" \
+		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
@@ -88,7 +92,8 @@ pid_b=$!
 rc_a=0 rc_b=0
 wait $pid_a || rc_a=$?
 wait $pid_b || rc_b=$?
-log "VMs finished in $(($(date +%s) - start)) s"
+vm_seconds=$(($(date +%s) - start))
+log "VMs finished in $vm_seconds s"
 
 fail=0
 for v in a b; do
@@ -96,7 +101,7 @@ for v in a b; do
 		log "VM $v did not finish (timeout or crash): see $logs/$v.log"
 		fail=1
 	fi
-	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object 0x' "$logs/$v.log" >"$logs/$v.reports"; then
+	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object 0x|blocked for more than' "$logs/$v.log" >"$logs/$v.reports"; then
 		log "kernel reports in VM $v:"; cat "$logs/$v.reports" >&2
 		fail=1
 	fi
@@ -129,6 +134,12 @@ for check in "$SRNIC_TOP"/tests/vm/host/*.sh; do
 done
 grep -E '^(ok|not ok) ' "$logs/ktap" >&2 || true
 sed -n 's/^# time: \(.*\)$/  \1/p' "$logs/ktap" | sort -k2 -n -r | head -n 8 | sed '1i slowest cases:' >&2 || true
+# Cases over their budget: a warning, not a failure (timing is no test verdict).
+sed -n 's/^# time: \([^ ]*\) \([0-9]*\) s (budget \([0-9]*\) s)$/\1 \2 \3/p' "$logs/ktap" |
+	while read -r name secs budget; do
+		[ "$secs" -le "$budget" ] || log "warning: $name took $secs s, over its budget of $budget s"
+	done
+log "VM time: $vm_seconds s ($((vm_seconds / 60)) min $((vm_seconds % 60)) s) for $(grep -cE '^(ok|not ok) ' "$logs/ktap" || true) cases"
 passed=$(grep -cE '^ok ' "$logs/ktap" || true)
 failed=$(grep -cE '^not ok ' "$logs/ktap" || true)
 planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$logs/ktap" | head -n1)

@@ -2,7 +2,7 @@
 # bad_ioctl: every malformed ioctl gets its errno (ENOTTY, EINVAL, EFAULT), and
 # the read/write/poll paths answer correctly with nothing pending.
 . /srnic/lib.sh
-grep -q '^srnic ' /proc/modules || insmod "$SRNIC_KO"
+load_srnic
 bad_ioctl || fail "bad_ioctl reported failures"
-rmmod srnic
+expect_idle
 pass

@@ -5,7 +5,7 @@
 . /srnic/lib.sh
 load_srnic_both
 peer_bg c_srv "c_example -s -p 19700"
-sleep 2
+wait_listen 19700 peer || fail "the C example server did not listen"
 out=$(c_example -c "$PEER" -p 19700 2>&1)
 rc=$?
 echo "$out"
@@ -18,5 +18,4 @@ expect_eq "server exit status" "$prc" 0
 check "client printed 'c_example: OK'" sh -c 'echo "$1" | grep -qx "c_example: OK"' _ "$out"
 check "server printed 'c_example: OK'" sh -c 'echo "$1" | grep -qx "c_example: OK"' _ "$srv"
 expect_idle
-unload_srnic_both
 pass

@@ -10,5 +10,4 @@
 load_srnic_both
 srnic-vmtest memlock --limit-kib 1024 --uid 65534 || fail "srnic-vmtest memlock"
 expect_idle
-unload_srnic_both
 pass

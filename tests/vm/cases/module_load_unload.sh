@@ -3,7 +3,7 @@
 # the documented mode and disappears; the module cannot be unloaded while the
 # device is open. Kernel reports are checked by the harness for the whole run.
 . /srnic/lib.sh
-grep -q '^srnic ' /proc/modules && rmmod srnic
+unload_srnic_both
 for i in 1 2 3 4 5 6 7 8 9 10; do
 	check "insmod #$i" insmod "$SRNIC_KO"
 	check "/dev/srnic exists after load #$i" test -c /dev/srnic

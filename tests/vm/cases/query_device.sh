@@ -2,9 +2,9 @@
 # query_device: `srnic info` prints exactly the values the module reports (the
 # module logs them as key=value when it loads).
 . /srnic/lib.sh
-grep -q '^srnic ' /proc/modules && rmmod srnic
+unload_srnic_both
 dmesg -c >/dev/null
-insmod "$SRNIC_KO"
+insmod "$SRNIC_KO" || fail "insmod"
 line=$(dmesg | grep -o '/dev/srnic ready: .*')
 [ -n "$line" ] || fail "the module did not log its values"
 info=$(srnic info) || fail "srnic info failed"
@@ -17,5 +17,4 @@ for kv in ${line#*ready: }; do
 	n=$((n + 1))
 done
 expect_eq "number of values compared" "$n" 15
-rmmod srnic
 pass

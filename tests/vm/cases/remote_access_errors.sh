@@ -16,5 +16,4 @@ vmtest remote-access
 expect_eq "TERMINATEs received here (initiator)" "$(srnic_stat terminates_received)" 8
 expect_eq "TERMINATEs sent by the peer (target)" "$(peer '. /srnic/lib.sh; srnic_stat terminates_sent')" 8
 expect_idle
-unload_srnic_both
 pass

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# budget: 35
 # rmpp_abort: a sender is killed in the middle of a 64 MiB message: its
 # endpoint sends NULL, the receive completes as aborted, the receiver's state
 # for the message is reclaimed, its pinned pages are released, and the

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# budget: 45
 # rmpp_loss: Sandia RMPP through tc netem on both VMs' eth0 (loss 0.1 %, 1 %
 # and 5 %, with reordering and duplication): every message is delivered exactly
 # once, in order per sender, byte-exact; retransmissions and drops are counted.
@@ -7,7 +8,7 @@ unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
 SIZES=1,1456,1457,8192,32768
-N=${RMPP_LOSS_N:-150}
+N=$(count 50 150)
 # Every wait may take long on a loaded machine under emulation: the protocol keeps
 # retrying (bounded by --max-retries); the case timeout bounds the whole run.
 T="--max-retries 100000 -t 300"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# budget: 50
 # siw_tshark: the srnic <-> siw traffic of the rping cases, captured in VM a
 # (tests/vm/progs/pcap_capture) and decoded on the host with tshark
 # (tests/vm/host/siw_tshark.sh): rping both ways (srnic client against siw's
@@ -66,5 +67,5 @@ echo "$port client markers 64 $N rejected-then-ok" >>/tmp/siw.runs
 stop_capture
 [ "$caprc" = 0 ] || fail "the capture lost frames"
 siw_peer_down
-rmmod srnic || fail "rmmod"
+expect_idle
 pass

@@ -23,7 +23,7 @@ peer() {
 	ctl_setup
 	printf 'CMD %s\n' "$(printf '%s' "$*" | base64 -w0)" >&3
 	local line rc=255
-	while IFS= read -r -t "$PEER_TIMEOUT" line; do
+	while IFS= read -r -t "$(scaled "$PEER_TIMEOUT")" line; do
 		case "$line" in
 		"RC "*) rc=${line#RC }; break ;;
 		"OUT "*) printf '%s' "${line#OUT }" | base64 -d ;;
@@ -63,15 +63,104 @@ peer_wait_ready() {
 
 peer_finish() { ctl_setup; echo FINISH >&3; }
 
-# run_cases [a,b,...]: runs the named cases (default: all) as KTAP.
+# ---- Time ----
+
+# uptime_cs: centiseconds since boot.
+uptime_cs() { tr -d . </proc/uptime | cut -d' ' -f1; }
+
+# Every fixed bound below (case timeouts, waits for the peer) is written for
+# the reference machine (2 cores, TCG, debug kernel) and multiplied by
+# TIME_SCALE: how many times slower than the reference this guest ran a fixed
+# CPU workload at boot (calibrate). Waits for transfers do not need it: the
+# tools fail a wait only when nothing moves (no progress), never for a size.
+CAL_REF_CS=${CAL_REF_CS:-100}
+TIME_SCALE=${TIME_SCALE:-1}
+
+# calibrate: measures the workload (16 MiB through md5sum) and sets and exports
+# TIME_SCALE (at least 1) and CAL_CS.
+calibrate() {
+	local t0 t1
+	t0=$(uptime_cs)
+	dd if=/dev/zero bs=64k count=256 2>/dev/null | md5sum >/dev/null
+	t1=$(uptime_cs)
+	CAL_CS=$((t1 - t0))
+	TIME_SCALE=$(((CAL_CS + CAL_REF_CS - 1) / CAL_REF_CS))
+	[ "$TIME_SCALE" -ge 1 ] || TIME_SCALE=1
+	export TIME_SCALE CAL_CS
+}
+
+# scaled SECONDS: SECONDS times TIME_SCALE.
+scaled() { echo $(($1 * TIME_SCALE)); }
+
+# count SHORT LONG: a case's repetition count: SHORT in `make check`, LONG in
+# `make check-long` (LONG_RUN=1, from srnic.long=1 on the kernel command line).
+count() { if [ "${LONG_RUN:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+
+# wait_until SECONDS CMD...: runs CMD every 0.2 s until it succeeds (0) or
+# SECONDS (scaled) have passed (1).
+wait_until() {
+	local n=$(($(scaled "$1") * 5))
+	shift
+	while ! "$@"; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.2
+	done
+}
+
+# ---- The case runner ----
+
+# A case may declare, in comment lines of its own:
+#   # timeout: SECONDS   the most it may take on the reference machine before it
+#                        is killed and fails (default 600; scaled by TIME_SCALE);
+#   # budget: SECONDS    what it should take on the reference machine; run.sh
+#                        warns when it takes longer (default 30).
+case_limit() { # case_limit NAME KEY DEFAULT
+	local v
+	v=$(sed -n "s/^# $2: *\([0-9][0-9]*\)\$/\1/p" "/srnic/cases/$1.sh" | head -n1)
+	echo "${v:-$3}"
+}
+
+# case_run NAME SECONDS: runs the case in a session of its own, its output
+# prefixed with "# "; returns its exit status, or 124 when it was still
+# running after SECONDS. Whatever the case left running here (background
+# jobs) is killed with its session when it ends.
+case_run() {
+	local name=$1 t=$2 pid sed_pid n rc
+	rm -f /tmp/.case_out /tmp/.case_exit
+	mkfifo /tmp/.case_out
+	sed 's/^/# /' </tmp/.case_out &
+	sed_pid=$!
+	# In a shell without job control a background job is not a process group
+	# leader, so setsid does not fork: $! is the session (and group) id.
+	setsid sh -c 'cd /tmp && sh "$1"; echo $? >/tmp/.case_exit' _ "/srnic/cases/$name.sh" \
+		</dev/null >/tmp/.case_out 2>&1 &
+	pid=$!
+	n=$((t * 5))
+	while [ ! -f /tmp/.case_exit ] && [ $n -gt 0 ] && kill -0 "$pid" 2>/dev/null; do
+		sleep 0.2
+		n=$((n - 1))
+	done
+	if [ -f /tmp/.case_exit ]; then rc=$(cat /tmp/.case_exit); else rc=124; fi
+	kill -9 -- "-$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	wait "$sed_pid" 2>/dev/null
+	rm -f /tmp/.case_out /tmp/.case_exit
+	return "$rc"
+}
+
+# run_cases [a,b,...]: runs the named cases (default: all) as KTAP. A case
+# passes only if it called `pass` (its last word), exited 0 within its time
+# limit, and afterwards srnic was idle in both VMs and unloaded from both.
 run_cases() {
-	local list n=0 i=0 name rc t start
+	local list n=0 i=0 name rc st t budget start secs verdict why
 	if [ -n "$1" ]; then list=$(echo "$1" | tr ',' ' '); else
 		list=$(for f in /srnic/cases/*.sh; do basename "$f" .sh; done)
 	fi
 	for name in $list; do n=$((n + 1)); done
 	echo "KTAP version 1"
 	echo "1..$n"
+	echo "# time scale: $TIME_SCALE (calibration ${CAL_CS:-?} cs, reference $CAL_REF_CS cs)"
 	for name in $list; do
 		i=$((i + 1))
 		if [ ! -f "/srnic/cases/$name.sh" ]; then
@@ -79,24 +168,79 @@ run_cases() {
 			continue
 		fi
 		echo "# ---- $name"
-		# A case may declare a longer limit in a "# timeout: SECONDS" line.
-		t=$(sed -n 's/^# timeout: *\([0-9][0-9]*\)$/\1/p' "/srnic/cases/$name.sh" | head -n1)
-		start=$(cut -d. -f1 /proc/uptime)
-		(cd /tmp && timeout "${t:-${CASE_TIMEOUT:-900}}" sh "/srnic/cases/$name.sh" </dev/null) 2>&1 | sed 's/^/# /'
-		rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
+		t=$(scaled "$(case_limit "$name" timeout 600)")
+		# check-long's counts are up to 50 times larger.
+		[ "${LONG_RUN:-0}" = 1 ] && t=$((t * 10))
+		budget=$(case_limit "$name" budget 30)
+		start=$(uptime_cs)
 		rm -f /tmp/.case_rc
-		echo "# time: $name $(($(cut -d. -f1 /proc/uptime) - start)) s"
-		case "$rc" in
-		0) echo "ok $i $name" ;;
-		4) echo "ok $i $name # SKIP" ;;
-		*) echo "not ok $i $name" ;;
+		case_run "$name" "$t"
+		st=$?
+		rc=$(cat /tmp/.case_rc 2>/dev/null || echo none)
+		rm -f /tmp/.case_rc
+		verdict="not ok" why=
+		if [ "$st" = 124 ]; then
+			why="timed out after $t s"
+		elif [ "$st" = 0 ] && [ "$rc" = 0 ]; then
+			verdict=ok
+		elif [ "$st" = 0 ] && [ "$rc" = 4 ]; then
+			verdict=skip
+		elif [ "$rc" = none ]; then
+			why="ended without pass (exit status $st)"
+		else
+			why="failed (exit status $st)"
+		fi
+		echo "# ---- $name: cleanup"
+		case_cleanup 2>&1 | sed 's/^/# /'
+		if [ -f /tmp/.cleanup_failed ]; then
+			verdict="not ok" why="${why:+$why; }$(cat /tmp/.cleanup_failed)"
+			rm -f /tmp/.cleanup_failed
+		fi
+		secs=$((($(uptime_cs) - start) / 100))
+		echo "# time: $name $secs s (budget $budget s)"
+		case "$verdict" in
+		ok) echo "ok $i $name" ;;
+		skip) echo "ok $i $name # SKIP" ;;
+		*) echo "not ok $i $name # $why" ;;
 		esac
 	done
 }
 
-# Helpers for case scripts. A case calls `pass`, `skip REASON` or `fail REASON`
-# (or just exits: `set -e` failures count as failures).
-pass() { echo 0 >/tmp/.case_rc; exit 0; }
+# case_cleanup: after every case, whatever its verdict: kills what it started
+# in the background on the peer, then checks that srnic is idle in both VMs
+# (every object gauge at zero) and unloads it from both. A failure is written
+# to /tmp/.cleanup_failed.
+case_cleanup() {
+	local why=
+	peer ". /srnic/lib.sh; bg_kill_all" || why="the peer did not answer"
+	if srnic_loaded || [ "$(peer ". /srnic/lib.sh; srnic_loaded && echo yes")" = yes ]; then
+		idle_wait 10 || why="${why:+$why; }srnic not idle"
+	fi
+	unload_checked || why="${why:+$why; }srnic could not be unloaded here"
+	peer ". /srnic/lib.sh; unload_checked" || why="${why:+$why; }srnic could not be unloaded on the peer"
+	[ -z "$why" ] || echo "$why" >/tmp/.cleanup_failed
+}
+
+# Helpers for case scripts. A case ends with `pass` (at its top level, not in a
+# subshell), `skip REASON` or `fail REASON`; ending any other way, or being
+# killed at its time limit, fails it. A failure sticks: `fail` in a subshell
+# (say in a command substitution) is not undone by a later `pass`.
+
+# The shell that sourced this file: a case sources it at its top level. A
+# builtin's redirection is opened by the shell itself, so /proc/self is that
+# shell (a subshell is a process of its own).
+read -r CASE_SHELL _ </proc/self/stat
+pass() {
+	local me
+	read -r me _ </proc/self/stat
+	[ "$me" = "$CASE_SHELL" ] || fail "pass called in a subshell"
+	if [ "$(cat /tmp/.case_rc 2>/dev/null || echo 0)" != 0 ]; then
+		echo "FAIL: a check failed earlier (in a subshell)"
+		exit 1
+	fi
+	echo 0 >/tmp/.case_rc
+	exit 0
+}
 skip() { echo "SKIP: $*"; echo 4 >/tmp/.case_rc; exit 0; }
 fail() { echo "FAIL: $*"; echo 1 >/tmp/.case_rc; exit 1; }
 check() { # check DESCRIPTION CMD...: runs CMD, fails the case if it fails
@@ -127,34 +271,84 @@ kmemleak_report() {
 
 # load_srnic_both: (re)load srnic in this VM and the peer.
 load_srnic_both() {
-	grep -q '^srnic ' /proc/modules || insmod "$SRNIC_KO" || fail "insmod"
+	srnic_loaded || insmod "$SRNIC_KO" || fail "insmod"
 	peer "grep -q '^srnic ' /proc/modules || insmod $SRNIC_KO" || fail "insmod on the peer"
 }
 
-unload_srnic_both() {
-	rmmod srnic 2>/dev/null
-	peer "rmmod srnic 2>/dev/null; true"
+# srnic_loaded: whether srnic is loaded in this VM.
+srnic_loaded() { grep -q '^srnic ' /proc/modules; }
+
+# srnic_holders: the processes of this VM that have /dev/srnic open.
+srnic_holders() {
+	local p
+	for p in /proc/[0-9]*; do
+		ls -l "$p/fd" 2>/dev/null | grep -q '/dev/srnic' &&
+			echo "  pid ${p#/proc/} ($(cat "$p/comm" 2>/dev/null)) has /dev/srnic open"
+	done
+	return 0
 }
 
-# peer_bg NAME CMD...: starts CMD in the background on the peer; its output and
-# exit status go to /tmp/NAME.log and /tmp/NAME.rc there.
+srnic_refcnt_zero() { [ "$(cat /sys/module/srnic/refcnt 2>/dev/null)" = 0 ]; }
+
+# unload_checked: unloads srnic from this VM if it is loaded. Waits (10 s,
+# scaled) for its reference count to drop to 0, then rmmod; when that fails,
+# prints why (the count and who holds /dev/srnic open) and returns 1.
+unload_checked() {
+	srnic_loaded || return 0
+	wait_until 10 srnic_refcnt_zero
+	rmmod srnic && return 0
+	echo "rmmod srnic failed in $ROLE: refcnt $(cat /sys/module/srnic/refcnt 2>/dev/null)"
+	srnic_holders
+	return 1
+}
+
+# unload_srnic_both: unloads srnic from both VMs; fails the case if it cannot.
+unload_srnic_both() {
+	unload_checked || fail "srnic could not be unloaded here"
+	peer ". /srnic/lib.sh; unload_checked" || fail "srnic could not be unloaded on the peer"
+}
+
+# bg_start NAME CMD: runs the shell command CMD in the background in this VM,
+# in a session of its own (bg_kill_all kills it with everything it started);
+# its output and exit status go to /tmp/NAME.log and /tmp/NAME.rc.
+bg_start() {
+	rm -f "/tmp/$1.rc"
+	# Not a process group leader (no job control here): setsid does not fork,
+	# and $! is the new session's id.
+	setsid sh -c 'sh -c "$1" >"/tmp/$2.log" 2>&1; echo $? >"/tmp/$2.rc"' _ "$2" "$1" \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >>/tmp/.bg_sessions
+}
+
+# bg_kill_all: kills every session bg_start started in this VM.
+bg_kill_all() {
+	local s
+	[ -f /tmp/.bg_sessions ] || return 0
+	for s in $(cat /tmp/.bg_sessions); do kill -9 -- "-$s" 2>/dev/null; done
+	rm -f /tmp/.bg_sessions
+	return 0
+}
+
+# peer_bg NAME CMD...: bg_start on the peer (the command travels base64-encoded,
+# so it may hold any quotes).
 peer_bg() {
 	local name=$1
 	shift
-	peer "rm -f /tmp/$name.rc; (sh -c '$*' >/tmp/$name.log 2>&1; echo \$? >/tmp/$name.rc) >/dev/null 2>&1 &"
+	peer ". /srnic/lib.sh; bg_start $name \"\$(echo $(printf '%s' "$*" | base64 -w0) | base64 -d)\""
 }
 
-# peer_wait NAME [SECONDS]: waits for a peer_bg command, prints its output,
-# returns its exit status (124 on timeout).
+# peer_wait NAME [SECONDS]: waits (default 120 s, scaled) for a peer_bg
+# command, prints its output, returns its exit status (124 on timeout).
 peer_wait() {
-	peer "i=0; while [ ! -f /tmp/$1.rc ] && [ \$i -lt ${2:-120} ]; do sleep 1; i=\$((i+1)); done; cat /tmp/$1.log; [ -f /tmp/$1.rc ] && exit \$(cat /tmp/$1.rc); exit 124"
+	peer "i=0; while [ ! -f /tmp/$1.rc ] && [ \$i -lt $(scaled "${2:-120}") ]; do sleep 1; i=\$((i+1)); done; cat /tmp/$1.log; [ -f /tmp/$1.rc ] && exit \$(cat /tmp/$1.rc); exit 124"
 }
 
 XFER_PORT=18515
 
 # iwarp_matrix OP: verified `srnic xfer --op OP` transfers of 0 B to 16 MiB with
 # CRC off, CRC on, and CRC with markers, scatter/gather up to 16 elements. One
-# server on the peer serves all of them in turn.
+# server on the peer serves all of them in turn. Each wait fails after 60 s
+# without progress, not after a fixed time for its size.
 iwarp_matrix() {
 	local op=$1 size sge n=0 sizes="0 1 4095 4096 65536 1048576"
 	load_srnic_both
@@ -177,8 +371,7 @@ iwarp_matrix() {
 	matrix_one --size 16777216 --sge 16 --crc --markers
 	peer_wait xfer_srv || fail "the $op server failed"
 	expect_eq "verified $op transfers" "$n" 19
-	unload_srnic_both
-	pass
+	expect_idle
 }
 
 # ---- Helpers of the srnic-vmtest cases.
@@ -186,26 +379,45 @@ iwarp_matrix() {
 # srnic_stat NAME: one counter of `srnic stats` in this VM.
 srnic_stat() { srnic stats | sed -n "s/^$1: //p"; }
 
-# srnic_usage: the counters that must return to their baseline when every
-# program is gone: "pinned_pages: N qps: N ".
-srnic_usage() { srnic stats | grep -E '^(pinned_pages|qps):' | tr '\n' ' '; }
+# The gauges of `srnic stats`: every object srnic holds now. All are 0 when
+# srnic is idle, except contexts, which counts the stats query's own file.
+GAUGES="contexts pinned_pages qps pds mrs cqs listeners conn_requests sockets"
+GAUGES="$GAUGES rmpp_endpoints rmpp_active_sends rmpp_active_recvs"
+IDLE_USAGE="contexts=1 pinned_pages=0 qps=0 pds=0 mrs=0 cqs=0 listeners=0 conn_requests=0 sockets=0"
+IDLE_USAGE="$IDLE_USAGE rmpp_endpoints=0 rmpp_active_sends=0 rmpp_active_recvs=0"
 
-# expect_idle [PINNED_HERE [PINNED_PEER]]: waits up to 10 s (cleanup finishes
-# when the last in-flight work item drops its references) until neither VM has
-# a QP left and pinned_pages is back at the baseline (default 0).
-expect_idle() {
-	local want_here="pinned_pages: ${1:-0} qps: 0 "
-	local want_peer="pinned_pages: ${2:-0} qps: 0 "
-	local i=0 here there
-	while :; do
-		here=$(srnic_usage)
-		there=$(peer ". /srnic/lib.sh; srnic_usage")
-		[ "$here" = "$want_here" ] && [ "$there" = "$want_peer" ] && break
-		i=$((i + 1))
-		[ $i -ge 10 ] && fail "srnic not idle after 10 s: here '$here', peer '$there'"
-		sleep 1
+# srnic_usage: the gauges of this VM as "name=value ..." in GAUGES order;
+# IDLE_USAGE when srnic is not loaded (it holds nothing then).
+srnic_usage() {
+	local st g v out=
+	srnic_loaded || { echo "$IDLE_USAGE"; return 0; }
+	st=$(srnic stats) || { echo "srnic stats failed"; return 0; }
+	for g in $GAUGES; do
+		v=$(echo "$st" | sed -n "s/^$g: //p")
+		out="$out${out:+ }$g=${v:-?}"
 	done
-	echo "ok: srnic idle on both VMs (here: $here; peer: $there)"
+	echo "$out"
+}
+
+srnic_idle() { [ "$(srnic_usage)" = "$IDLE_USAGE" ]; }
+both_idle() { srnic_idle && peer ". /srnic/lib.sh; srnic_idle"; }
+
+# idle_wait SECONDS: waits (scaled) until srnic holds nothing in either VM
+# (cleanup finishes when the last work item in flight drops its references);
+# otherwise prints what each still holds and returns 1.
+idle_wait() {
+	wait_until "$1" both_idle && return 0
+	echo "srnic not idle after $(scaled "$1") s:"
+	echo "  here: $(srnic_usage)"
+	srnic_holders
+	echo "  peer: $(peer ". /srnic/lib.sh; srnic_usage; srnic_holders")"
+	return 1
+}
+
+# expect_idle: fails the case unless srnic becomes idle in both VMs within 10 s.
+expect_idle() {
+	idle_wait 10 || fail "srnic not idle"
+	echo "ok: srnic idle on both VMs"
 }
 
 # vmtest MODE [ARGS...]: `srnic-vmtest MODE -s` on the peer and

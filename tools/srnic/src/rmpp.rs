@@ -530,6 +530,13 @@ fn pingpong(
         e.pd.reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?;
     let mut rx =
         e.pd.reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?;
+    if server {
+        // The endpoint exists: a client's first message is held for it (or
+        // retried by the client) from now on.
+        use std::io::Write as _;
+        println!("rmpp pingpong: ready (NID {})", o.nid);
+        let _ = std::io::stdout().flush();
+    }
     let mut rtts = Vec::new();
     for seq in 0..count {
         let seq = u32::try_from(seq).map_err(|_| Fail::Error("too many round trips".into()))?;
