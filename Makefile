@@ -5,7 +5,11 @@
 #   make KDIR=/path      build srnic.ko against another Rust-enabled 6.12 build tree
 #   make deps            install the Debian packages and bindgen (idempotent)
 #   make kernel          build the cached test kernels (VARIANT=debug|plain)
-#   make check           every test: host tests, lints, module build, VM tests
+#   make check           every test: host tests, lints, module build, a short fuzz
+#                        run of every target, VM tests
+#   make check-long      the VM tests with their full repetition counts
+#   make fuzz-smoke      build every fuzz target and run each for 10 s
+#   make fuzz TARGET=mpa_framer [SECONDS=600]   one long fuzz run
 #   make demo            boot two VMs, load srnic, show it working
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make clean
@@ -18,7 +22,7 @@ LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
 
-.PHONY: all modules clean deps kernel check check-host check-module vm-test demo
+.PHONY: all modules clean deps kernel check check-host check-module check-long fuzz-smoke fuzz vm-test demo
 
 all: modules
 
@@ -46,8 +50,17 @@ check-module: deps
 vm-test: deps
 	tests/vm/run.sh --variant $(VARIANT) $(CASES)
 
-check: check-host check-module
+fuzz-smoke: deps
+	scripts/fuzz.sh smoke
+
+fuzz: deps
+	scripts/fuzz.sh run $(TARGET) $(SECONDS)
+
+check: check-host check-module fuzz-smoke
 	tests/vm/run.sh --variant debug
+
+check-long: check-host check-module
+	tests/vm/run.sh --variant debug --long $(CASES)
 
 demo: deps
 	tests/vm/run.sh --variant plain --demo
