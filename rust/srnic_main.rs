@@ -1,28 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 //! srnic: a software RDMA NIC.
 //!
-//! The module registers the misc device `/dev/srnic`. Each open file is one verbs
-//! context ([`context::Context`]) that owns every object created through it;
-//! commands arrive as ioctls ([`ioctl`]). Everything that touches `bindings::`
-//! lives in the small abstraction modules under [`sys`].
+//! The kernel side is organised in wings; dependencies point one way, from the
+//! front door down to `sys` and `proto`:
+//!
+//! - [`chardev`]: the front door, `/dev/srnic`; one verbs context per open file;
+//! - [`verbs`]: the object model (context, PD, MR, CQ, QP, events, counters);
+//! - [`iwarp`]: connection management and MPA start-up;
+//! - [`rmpp`]: Sandia RMPP endpoints and the node table;
+//! - [`sys`]: the only code that touches `bindings::` and the C glue;
+//! - [`proto`]: the `no_std` protocol cores; [`uapi`]: the user-space ABI.
 
 use kernel::{c_str, prelude::*};
 
-mod cm;
-mod context;
-mod cq;
-mod events;
-mod ioctl;
-mod limits;
-mod mr;
-mod pd;
-mod post;
-mod qp;
-mod rmpp_ep;
-mod rmpp_node;
-mod stats;
+mod chardev;
+mod iwarp;
+mod rmpp;
 pub mod sys;
-mod table;
+mod verbs;
 
 /// The protocol cores, shared with the host as the `srnic-proto` crate (see
 /// `rust/proto/src/lib.rs`): `no_std`, allocation-free, sans-IO state machines.
@@ -51,9 +46,9 @@ module! {
 struct SrnicModule {
     // Field order is drop order: the device goes first (no new files), then the
     // workqueue, whose destruction waits for every queued item.
-    _misc: sys::miscdev::Registration<context::Context>,
+    _misc: sys::miscdev::Registration<chardev::File>,
     _wq: sys::wq::WorkQueue,
-    _nodes: rmpp_node::Registration,
+    _nodes: rmpp::node::Registration,
 }
 
 impl kernel::Module for SrnicModule {
@@ -62,10 +57,10 @@ impl kernel::Module for SrnicModule {
         // context takes is charged to its process (pinned pages to RLIMIT_MEMLOCK)
         // and bounded by the per-context limits in `limits`; see
         // Documentation/srnic/index.rst.
-        let nodes = rmpp_node::Registration::new()?;
+        let nodes = rmpp::node::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
-        let misc = sys::miscdev::Registration::<context::Context>::register(c_str!("srnic"), 0o666)?;
-        limits::announce();
+        let misc = sys::miscdev::Registration::<chardev::File>::register(c_str!("srnic"), 0o666)?;
+        verbs::limits::announce();
         Ok(Self {
             _misc: misc,
             _wq: wq,

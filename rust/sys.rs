@@ -3,6 +3,7 @@
 //! does not wrap. These modules, and only these, use `bindings::` and the C glue
 //! in `rust/glue.c`; each is small enough to be reviewed on its own.
 
+pub mod abi;
 pub mod crc;
 pub mod errno;
 pub mod miscdev;

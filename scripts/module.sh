@@ -15,9 +15,8 @@ out=${2:?usage: module.sh KDIR OUTDIR}
 mkdir -p "$out/src"
 out=$(cd "$out" && pwd)
 rsync -a --delete --prune-empty-dirs \
-	--include='/Kbuild' --include='/rust/' --include='/rust/*.rs' --include='/rust/*.c' --include='/rust/*.h' \
-	--include='/rust/sys/***' --include='/rust/proto/' --include='/rust/proto/src/***' \
-	--include='/uapi/' --include='/uapi/src/***' --exclude='*' \
+	--include='/Kbuild' --include='/rust/proto/' --include='/rust/proto/src/***' --exclude='/rust/proto/**' \
+	--include='/rust/***' --include='/uapi/' --include='/uapi/src/***' --exclude='*' \
 	"$SRNIC_TOP/" "$out/src/"
 # Always rebuild: an up-to-date build prints nothing, and would hide warnings.
 find "$out/src" \( -name '*.o' -o -name '*.ko' \) -delete

@@ -9,14 +9,14 @@
 //! and `SRNIC_EVENT_CQ_ERROR` is reported once.
 
 use crate::{
-    events::{event, Events},
     uapi::{
         SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_EVENT_CQ, SRNIC_EVENT_CQ_ERROR,
         SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS,
     },
+    verbs::events::{event, Events},
 };
-use crate::stats::{Live, Object};
-use crate::table::ring_add;
+use crate::verbs::stats::{Live, Object};
+use crate::verbs::table::ring_add;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     alloc::KVVec,

@@ -10,17 +10,17 @@
 //! still in use.
 
 use crate::{
-    cm::{self, CmJob, Listener, PrivateData},
-    context::Context,
-    cq::Cq,
-    limits,
-    pd::Pd,
-    qp::{Qp, QpCaps, QpState},
-    rmpp_ep::{Ep, EpParams},
-    rmpp_node::{self, Node},
-    stats,
+    iwarp::cm::{self, CmJob, Listener, PrivateData},
+    rmpp::endpoint::{Ep, EpParams},
+    rmpp::node::{self as nodes, Node},
     sys::netdev::net_admin,
     uapi::*,
+    verbs::context::Context,
+    verbs::cq::Cq,
+    verbs::limits,
+    verbs::pd::Pd,
+    verbs::qp::{Qp, QpCaps, QpState},
+    verbs::stats,
 };
 use kernel::{
     ioctl::{_IOC_NR, _IOC_TYPE},
@@ -64,25 +64,6 @@ impl<const N: usize> IsZero for [u64; N] {
     }
 }
 
-/// Implements the byte-level traits for ABI structures.
-macro_rules! abi_bytes {
-    ($($t:ty),* $(,)?) => {$(
-        // SAFETY: the ABI structures are `#[repr(C)]`, made only of integers and
-        // integer arrays, with no padding (asserted in `uapi/src/abi.rs` and by
-        // the C header test), so every bit pattern is valid and every byte is
-        // initialised.
-        unsafe impl FromBytes for $t {}
-        // SAFETY: as above.
-        unsafe impl AsBytes for $t {}
-    )*};
-}
-abi_bytes!(
-    SrnicQueryDevice, SrnicHandleArg, SrnicAllocPd, SrnicRegMr, SrnicCreateCq,
-    SrnicReqNotifyCq, SrnicWc, SrnicPollCq, SrnicCreateQp, SrnicQueryQp, SrnicListen,
-    SrnicConnect, SrnicAccept, SrnicReject, SrnicDisconnect, SrnicEvent, SrnicSge,
-    SrnicPostWr, SrnicStats, SrnicRmppNode, SrnicRmppCreateEp, SrnicRmppSend,
-    SrnicRmppPostRecv, SrnicRmppStats,
-);
 
 /// Implements [`Arg`] for a structure, its command and its reserved fields.
 macro_rules! arg {
@@ -419,7 +400,7 @@ fn rmpp_set_node(a: &mut SrnicRmppNode) -> Result<isize> {
         return Err(EINVAL);
     }
     if a.flags & SRNIC_RMPP_NODE_DELETE != 0 {
-        rmpp_node::set(a.nid, None)?;
+        nodes::set(a.nid, None)?;
         return Ok(0);
     }
     // A node is a unicast station: no multicast (or broadcast) and no zero address.
@@ -427,7 +408,7 @@ fn rmpp_set_node(a: &mut SrnicRmppNode) -> Result<isize> {
         return Err(EINVAL);
     }
     let (ifindex, _) = crate::sys::netdev::netdev_info(ifname(&a.ifname)?)?;
-    rmpp_node::set(a.nid, Some(Node { mac: a.mac, ifindex }))?;
+    nodes::set(a.nid, Some(Node { mac: a.mac, ifindex }))?;
     Ok(0)
 }
 

@@ -30,17 +30,12 @@
 //! CQ rings and the event queue.
 
 use crate::{
-    cq::Cq,
-    limits,
-    mr::{Mr, MrTable, Need},
-    pd::{Pd, PdUse},
     proto::rmpp::{
         wire::PacketType, Arrival, Completion, Config, Counters, Decision, Engine, PeerState,
         RecvSlot, RecvStatus, RestartPolicy, RxDrop, SendHandle, SendSlot, SendStatus, HEADER_LEN,
         ParseError,
     },
-    rmpp_node::{self, Bound, NIDS},
-    stats::{self, Rmpp},
+    rmpp::node::{self as nodes, Bound, NIDS},
     sys::{
         netdev::{now_ns, Port, PortOwner, RxSkb, PORT_COUNTERS},
         pages::PinnedPages,
@@ -48,6 +43,11 @@ use crate::{
         wq,
     },
     uapi::*,
+    verbs::cq::Cq,
+    verbs::limits,
+    verbs::mr::{Mr, MrTable, Need},
+    verbs::pd::{Pd, PdUse},
+    verbs::stats::{self, Rmpp},
 };
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -416,11 +416,11 @@ impl Ep {
             ethertype: params.ethertype,
             nid: params.nid,
         };
-        rmpp_node::bind(bound)?;
+        nodes::bind(bound)?;
         match Self::create_bound(handle, params, bound, mtu, ifname, pd, mrs, send_cq, recv_cq) {
             Ok(ep) => Ok(ep),
             Err(e) => {
-                rmpp_node::unbind(bound);
+                nodes::unbind(bound);
                 Err(e)
             }
         }
@@ -510,7 +510,7 @@ impl Ep {
         if a.dst_nid > SRNIC_RMPP_MAX_NID || a.length > u64::from(u32::MAX) {
             return Err(EINVAL);
         }
-        let node = rmpp_node::lookup(a.dst_nid).ok_or(ehostunreach())?;
+        let node = nodes::lookup(a.dst_nid).ok_or(ehostunreach())?;
         if node.ifindex != self.bound.ifindex {
             return Err(ehostunreach());
         }
@@ -612,7 +612,7 @@ impl Ep {
         // Outside the lock: waits for the packet handler and the timer, which
         // only queue work; the work finds the port gone and returns.
         drop(port);
-        rmpp_node::unbind(self.bound);
+        nodes::unbind(self.bound);
         stats::sub(Rmpp::endpoints, 1);
     }
 
@@ -664,7 +664,7 @@ impl Ep {
         };
         let reply = PacketType::from_code(hdr[1]).is_some_and(PacketType::is_reply);
         let peer = if reply { field(8..12) } else { field(4..8) };
-        match rmpp_node::lookup(peer) {
+        match nodes::lookup(peer) {
             Some(n) if n.ifindex == self.bound.ifindex => {}
             _ => {
                 stats::add(Rmpp::drop_unknown_nid, 1);
@@ -726,7 +726,7 @@ impl Ep {
             };
             let plen = t.payload.map_or(0, |p| p.len as usize);
             let r = (|| -> Result {
-                let node = rmpp_node::lookup(t.to).ok_or(ehostunreach())?;
+                let node = nodes::lookup(t.to).ok_or(ehostunreach())?;
                 if node.ifindex != self.bound.ifindex {
                     return Err(ehostunreach());
                 }

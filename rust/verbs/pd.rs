@@ -6,7 +6,7 @@
 //! freed while a memory region or queue pair still uses it.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use crate::stats::{Live, Object};
+use crate::verbs::stats::{Live, Object};
 use kernel::{prelude::*, sync::Arc};
 
 static NEXT_PD_ID: AtomicU64 = AtomicU64::new(1);

@@ -17,22 +17,22 @@
 //! announce), so no byte of the first FPDU is consumed here.
 
 use crate::{
-    events::{event, Events},
-    limits,
     proto::mpa::{
         frame::{HDR_LEN, MAX_FRAME_LEN, MAX_PD_SIW},
         negotiate::{Initiator, InitiatorOutcome, MpaConfig, PeerRequest, Responder},
         Negotiated, Rtr, RtrCaps,
     },
-    qp::{Qp, QpState},
-    stats::{Live, Object},
     sys::{
         errno::{eafnosupport, econnrefused, econnreset, eproto},
         socket::{SockAddrV4, TcpSocket},
         wq,
     },
-    table::Table,
     uapi::*,
+    verbs::events::{event, Events},
+    verbs::limits,
+    verbs::qp::{Qp, QpState},
+    verbs::stats::{Live, Object},
+    verbs::table::Table,
 };
 use kernel::{
     impl_has_work, new_condvar, new_mutex, new_work,

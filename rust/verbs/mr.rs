@@ -9,11 +9,11 @@
 //! from then on every access fails, until it is deregistered.
 
 use crate::{
-    pd::{Pd, PdUse},
     proto::rdmap::StagError,
-    stats::{Live, Object},
     sys::pages::PinnedPages,
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
+    verbs::pd::{Pd, PdUse},
+    verbs::stats::{Live, Object},
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{

@@ -7,10 +7,10 @@
 //! before it, or that record's error if it is the first. Nothing is allocated.
 
 use crate::{
-    context::Context,
-    limits,
-    qp::Qp,
     uapi::*,
+    verbs::context::Context,
+    verbs::limits,
+    verbs::qp::Qp,
 };
 use kernel::{
     prelude::*,

@@ -27,11 +27,6 @@
 //! program that destroys the QP on learning of the error does not lose it.
 
 use crate::{
-    cq::Cq,
-    events::{event, Events},
-    limits,
-    mr::{Mr, MrTable, Need},
-    pd::{Pd, PdUse},
     proto::{
         ddp::{Placement, TxQueues},
         mpa::{rx::RxEvent, rx::RxFramer, tx::TxFramer, tx::TxStep, Negotiated, Rtr, RtrMode},
@@ -42,7 +37,6 @@ use crate::{
             ReadRequest, SendOp, StagError, TermCode, Terminate,
         },
     },
-    stats::{self, Live, Object},
     sys::{
         errno::eproto,
         crc::KernelCrc32c,
@@ -50,8 +44,14 @@ use crate::{
         wq,
     },
     uapi::*,
+    verbs::cq::Cq,
+    verbs::events::{event, Events},
+    verbs::limits,
+    verbs::mr::{Mr, MrTable, Need},
+    verbs::pd::{Pd, PdUse},
+    verbs::stats::{self, Live, Object},
 };
-use crate::table::ring_add;
+use crate::verbs::table::ring_add;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     alloc::KVVec,
@@ -193,7 +193,7 @@ pub(crate) struct Conn {
     /// Initiator in peer-to-peer mode: the RTR message to send first.
     send_rtr: Option<RtrMode>,
     /// The connection manager work's job (connect or accept parameters).
-    pub(crate) cm_job: Option<crate::cm::CmJob>,
+    pub(crate) cm_job: Option<crate::iwarp::cm::CmJob>,
     disconnect_reported: bool,
 }
 
@@ -573,8 +573,8 @@ impl Qp {
                 }
             }
             if let Some((l, r)) = addrs {
-                c.local = crate::cm::to_abi_addr(l);
-                c.remote = crate::cm::to_abi_addr(r);
+                c.local = crate::iwarp::cm::to_abi_addr(l);
+                c.remote = crate::iwarp::cm::to_abi_addr(r);
             }
             c.neg = Some(neg);
             c.sock = Some(sock.clone());
@@ -805,7 +805,7 @@ impl Qp {
         if let Some(n) = c.neg {
             q.ird = u32::from(n.ird);
             q.ord = u32::from(n.ord);
-            q.mpa_flags = crate::cm::negotiated_flags(&n);
+            q.mpa_flags = crate::iwarp::cm::negotiated_flags(&n);
         }
         q.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
         q.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
@@ -1455,7 +1455,7 @@ impl WorkItem<1> for Qp {
 impl WorkItem<2> for Qp {
     type Pointer = Arc<Qp>;
     fn run(this: Arc<Qp>) {
-        crate::cm::run_job(this);
+        crate::iwarp::cm::run_job(this);
     }
 }
 

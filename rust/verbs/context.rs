@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A verbs context: the objects one client created.
+//!
+//! A context owns every object created through it, in handle tables, and frees
+//! them all when it is dropped: queue pairs are disconnected, listeners stop,
+//! pending connection requests are refused, and memory regions are unpinned (at
+//! once, or when the last in-flight operation on them ends). It knows nothing of
+//! files: the character device (`crate::chardev`) holds one per open file.
+
+use crate::{
+    iwarp::cm::{ConnTable, Listener},
+    rmpp::endpoint::Ep,
+    verbs::cq::Cq,
+    verbs::events::Events,
+    verbs::limits,
+    verbs::mr::MrTable,
+    verbs::pd::Pd,
+    verbs::qp::Qp,
+    verbs::stats::{Live, Object},
+    verbs::table::Table,
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex},
+};
+
+/// The objects of a context, by handle.
+pub(crate) struct Objects {
+    pub(crate) pds: Table<Arc<Pd>>,
+    pub(crate) cqs: Table<Arc<Cq>>,
+    pub(crate) qps: Table<Arc<Qp>>,
+    pub(crate) listeners: Table<Arc<Listener>>,
+    pub(crate) eps: Table<Arc<Ep>>,
+}
+
+/// A verbs context.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Context {
+    pub(crate) events: Arc<Events>,
+    pub(crate) mrs: Arc<MrTable>,
+    pub(crate) conns: Arc<ConnTable>,
+    #[pin]
+    pub(crate) objs: Mutex<Objects>,
+    _live: Live,
+}
+
+impl Context {
+    /// A new context with no objects.
+    pub(crate) fn new() -> Result<impl PinInit<Self, Error>> {
+        let conns = Arc::pin_init(new_mutex!(Table::new(limits::MAX_CONN_REQS), "srnic_conns"), GFP_KERNEL)?;
+        let events = Events::new()?;
+        let mrs = MrTable::new(limits::MAX_MR)?;
+        Ok(try_pin_init!(Self {
+            events,
+            mrs,
+            conns,
+            objs <- new_mutex!(Objects {
+                pds: Table::new(limits::MAX_PD),
+                cqs: Table::new(limits::MAX_CQ),
+                qps: Table::new(limits::MAX_QP),
+                listeners: Table::new(limits::MAX_LISTENERS),
+                eps: Table::new(limits::MAX_RMPP_ENDPOINTS),
+            }, "srnic_objects"),
+            _live: Live::new(Object::Context),
+        }))
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Context {
+    fn drop(self: Pin<&mut Self>) {
+        let (qps, listeners, eps, cqs, pds) = {
+            let mut o = self.objs.lock();
+            (o.qps.drain(), o.listeners.drain(), o.eps.drain(), o.cqs.drain(), o.pds.drain())
+        };
+        for ep in eps.iter() {
+            ep.close();
+        }
+        for l in listeners.iter() {
+            l.stop();
+        }
+        for qp in qps.iter() {
+            qp.teardown();
+        }
+        // Refuse (reset) every request nobody accepted.
+        drop(self.conns.lock().drain());
+        self.mrs.clear();
+        drop((qps, listeners, eps, cqs, pds));
+    }
+}
