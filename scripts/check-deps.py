@@ -21,8 +21,9 @@ RUST = TOP / "rust"
 # Circles that are known and scheduled to go: frozenset of modules -> why.
 KNOWN = {
     frozenset({"verbs::qp", "iwarp::cm"}): (
-        "the QP still holds its connection's start-up job and MPA flags; the QP "
-        "split (issue 12, step 2) moves the connection into its own state machine"
+        "the QP runs its connection's start-up job (qp.rs's cm work item) and "
+        "reports MPA flags with cm's helpers; the connection state machine of the "
+        "redesign (issue 12) moves the start-up into iwarp/ and removes it"
     ),
 }
 

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The QP's receive and placement path: `tcp_read_sock` hands the socket
+//! buffers to the MPA framer piece by piece, and payload is copied once, from
+//! the skb straight into the pinned pages of the target region or receive
+//! buffer.
+
+use super::*;
+use crate::{
+    proto::{
+        ddp::Placement,
+        mpa::rx::{RxEvent, RxFramer},
+        rdmap::{
+            engine::{Access, Completion, EngineError, OrqEntry, RecvEngine, Verbs},
+            StagError,
+            TermCode,
+            Terminate,
+        },
+    },
+    sys::{crc::KernelCrc32c, errno::eproto},
+    uapi::*,
+    verbs::{limits, mr::{Mr, Need}, stats},
+};
+use crate::verbs::table::ring_add;
+use core::sync::atomic::Ordering;
+use kernel::{
+    prelude::*,
+    sync::Arc,
+};
+
+/// Receive state: the framer, the RDMAP engine and the current placement.
+pub(super) struct RxState {
+    pub(super) framer: RxFramer,
+    pub(super) engine: RecvEngine<[OrqEntry; limits::MAX_ORD]>,
+    /// The current segment's placement, with its region for tagged ones.
+    pub(super) place: Option<(Placement, Option<Arc<Mr>>)>,
+    pub(super) active: bool,
+}
+
+impl Qp {
+    pub(super) fn rx_run(self: Arc<Self>) {
+        let Some(sock) = self.socket() else { return };
+        let mut failure: Option<(Option<Terminate>, Option<Terminate>)> = None;
+        {
+            let mut rx = self.rx.lock();
+            if !rx.active {
+                return;
+            }
+            let crc = KernelCrc32c;
+            let r = sock.read_with(&mut |chunk: &[u8]| {
+                let mut off = 0;
+                while off < chunk.len() {
+                    let rest = &chunk[off..];
+                    let (used, ev) = match rx.framer.feed(&crc, rest) {
+                        Ok(x) => x,
+                        Err(code) => {
+                            if code == TermCode::LlpCrc {
+                                stats::CRC_ERRORS.fetch_add(1, Ordering::Relaxed);
+                            }
+                            failure = Some((Some(Terminate::new(code, None)), None));
+                            return Err(eproto());
+                        }
+                    };
+                    off += used;
+                    if let Some(ev) = ev {
+                        if let Err(f) = self.rx_event(&mut rx, ev) {
+                            failure = Some(f);
+                            return Err(eproto());
+                        }
+                    }
+                }
+                Ok(chunk.len())
+            });
+            if r.is_err() || failure.is_some() {
+                rx.active = false;
+            }
+        }
+        if let Some((send, recv)) = failure {
+            self.fail(send, recv);
+        } else if sock.is_closed() {
+            pr_info!("QP {}: connection closed by the peer\n", self.handle);
+            self.disconnected();
+        }
+    }
+
+    /// One receive event; `Err` carries the TERMINATE to send or the one received.
+    pub(super) fn rx_event(
+        self: &Arc<Self>,
+        rx: &mut RxState,
+        ev: RxEvent<'_>,
+    ) -> Result<(), (Option<Terminate>, Option<Terminate>)> {
+        match ev {
+            RxEvent::Header { header, ulpdu_len, payload_len } => {
+                stats::RX_FPDUS.fetch_add(1, Ordering::Relaxed);
+                let mut v = QpVerbs { qp: self, mr: None };
+                match rx.engine.on_header(&mut v, &header, ulpdu_len, u32::from(payload_len)) {
+                    Ok(crate::proto::rdmap::engine::RxAction::Place(p)) => {
+                        // A Read Response is matched against our outstanding Read
+                        // (not through `check_stag`): its sink is our own region.
+                        let mr = match (p, v.mr) {
+                            (_, Some(mr)) => Some(mr),
+                            (Placement::Tagged { stag, to, len }, None) => {
+                                match self.mrs.lookup(stag).filter(|mr| {
+                                    mr.check(self.pd_id(), to, u64::from(len), Need::LocalWrite).is_ok()
+                                }) {
+                                    Some(mr) => Some(mr),
+                                    None => {
+                                        return Err((Some(Terminate::new(TermCode::TaggedInvalidStag, None)), None))
+                                    }
+                                }
+                            }
+                            (_, None) => None,
+                        };
+                        rx.place = Some((p, mr));
+                    }
+                    Ok(crate::proto::rdmap::engine::RxAction::Discard) => rx.place = None,
+                    Err(e) => return Err(engine_failure(e)),
+                }
+            }
+            RxEvent::Payload { data, seg_offset, .. } => {
+                stats::RX_BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
+                self.rx_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+                match &rx.place {
+                    Some((Placement::Tagged { to, .. }, Some(mr))) => {
+                        let at = to.wrapping_add(u64::from(seg_offset));
+                        if mr.write(at, data).is_err() {
+                            return Err((Some(Terminate::new(TermCode::TaggedBaseBounds, None)), None));
+                        }
+                    }
+                    Some((Placement::Untagged { qn: 0, mo, .. }, _)) => {
+                        let at = mo.wrapping_add(u32::from(seg_offset));
+                        if self.place_recv(at, data).is_err() {
+                            return Err((Some(Terminate::new(TermCode::UntaggedNoBuffer, None)), None));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            RxEvent::End => {
+                rx.place = None;
+                match rx.engine.on_end() {
+                    Ok(Some(c)) => self.rx_complete(rx, c)?,
+                    Ok(None) => {}
+                    Err(e) => return Err(engine_failure(e)),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies Send payload at message offset `at` into the head receive buffer.
+    pub(super) fn place_recv(&self, at: u32, data: &[u8]) -> Result {
+        let rq = self.rq.lock();
+        if rq.count == 0 {
+            return Err(EINVAL);
+        }
+        let h = rq.head;
+        let w = &rq.wqes[h];
+        let end = at.checked_add(data.len() as u32).ok_or(EINVAL)?;
+        if end > w.len {
+            return Err(EINVAL);
+        }
+        let base = h * self.caps.max_recv_sge as usize;
+        let mut pos = 0u32; // message offset where the current SGE starts
+        let mut src = data;
+        let mut cur = at;
+        for s in &rq.sges[base..base + w.nsge] {
+            if src.is_empty() {
+                break;
+            }
+            let s_end = pos + s.len;
+            if cur < s_end {
+                let n = ((s_end - cur) as usize).min(src.len());
+                let (now, rest) = src.split_at(n);
+                let mr = s.mr.as_ref().ok_or(EINVAL)?;
+                mr.write(s.addr + u64::from(cur - pos), now)?;
+                src = rest;
+                cur += n as u32;
+            }
+            pos = s_end;
+        }
+        Ok(())
+    }
+
+    pub(super) fn rx_complete(
+        self: &Arc<Self>,
+        rx: &mut RxState,
+        c: Completion,
+    ) -> Result<(), (Option<Terminate>, Option<Terminate>)> {
+        match c {
+            Completion::Recv { len, invalidate, solicited, .. } => {
+                let mut wc = {
+                    let mut rq = self.rq.lock();
+                    let cap = rq.wqes.len();
+                    let h = rq.head;
+                    let wc = SrnicWc {
+                        wr_id: rq.wqes[h].wr_id,
+                        status: SRNIC_WC_SUCCESS,
+                        opcode: SRNIC_WC_RECV,
+                        byte_len: len,
+                        qp_handle: self.handle,
+                        flags: if solicited { SRNIC_WC_SOLICITED } else { 0 },
+                        ..Default::default()
+                    };
+                    for s in h * self.caps.max_recv_sge as usize..(h + 1) * self.caps.max_recv_sge as usize {
+                        rq.sges[s].mr = None;
+                    }
+                    rq.head = ring_add(h, 1, cap);
+                    rq.count -= 1;
+                    wc
+                };
+                if let Some(stag) = invalidate {
+                    wc.flags |= SRNIC_WC_WITH_INV;
+                    wc.invalidated_stag = stag;
+                    let ok = self
+                        .mrs
+                        .lookup(stag)
+                        .ok_or(StagError::InvalidStag)
+                        .and_then(|mr| mr.invalidate(self.pd_id()));
+                    if ok.is_err() {
+                        wc.status = SRNIC_WC_REM_INV_REQ_ERR;
+                    }
+                }
+                self.recv_cq.push(wc);
+            }
+            Completion::ReadDone { cookie, .. } => {
+                {
+                    let mut sq = self.sq.lock();
+                    if let Some(w) = sq.wqes.get_mut(cookie as usize) {
+                        w.state = WqeState::Done(SRNIC_WC_SUCCESS);
+                    }
+                }
+                self.complete_sends();
+                // An ORD slot is free again.
+                self.kick_tx();
+            }
+            Completion::ReadRequest { msn, req } => {
+                let mut c = self.conn.lock();
+                let cap = c.irq.len();
+                if c.irq_count == cap {
+                    return Err((Some(Terminate::new(TermCode::IrdExceeded, None)), None));
+                }
+                let slot = ring_add(c.irq_head, c.irq_count, cap);
+                c.irq[slot] = InboundRead { msn, req };
+                c.irq_count += 1;
+                drop(c);
+                self.kick_tx();
+            }
+            Completion::Rtr => {
+                self.conn.lock().await_rtr = false;
+                self.kick_tx();
+            }
+            Completion::Terminated(t) => {
+                rx.active = false;
+                return Err((None, Some(t)));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn engine_failure(e: EngineError) -> (Option<Terminate>, Option<Terminate>) {
+    match e {
+        EngineError::Terminate(_, t) => (Some(t), None),
+        EngineError::Closed => (None, None),
+    }
+}
+
+/// The verbs layer as the RDMAP engine sees it.
+pub(super) struct QpVerbs<'a> {
+    pub(super) qp: &'a Qp,
+    /// The region the last successful tagged check named.
+    pub(super) mr: Option<Arc<Mr>>,
+}
+
+impl Verbs for QpVerbs<'_> {
+    fn check_stag(&mut self, stag: u32, to: u64, len: u32, access: Access) -> Result<(), StagError> {
+        let mr = self.qp.mrs.lookup(stag).ok_or(StagError::InvalidStag)?;
+        // Only inbound RDMA Writes (RemoteWrite) and Read Requests (RemoteRead)
+        // come here; a Read Response is matched against our outstanding Read
+        // and its sink checked for local write access in `rx_event`.
+        let need = match access {
+            Access::RemoteWrite => Need::RemoteWrite,
+            Access::RemoteRead => Need::RemoteRead,
+        };
+        mr.check(self.qp.pd_id(), to, u64::from(len), need)?;
+        self.mr = Some(mr);
+        Ok(())
+    }
+
+    fn recv_buffer_len(&mut self) -> Option<u32> {
+        let rq = self.qp.rq.lock();
+        (rq.count > 0).then(|| rq.wqes[rq.head].len)
+    }
+}
