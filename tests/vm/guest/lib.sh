@@ -144,6 +144,11 @@ case_run() {
 	if [ -f /tmp/.case_exit ]; then rc=$(cat /tmp/.case_exit); else rc=124; fi
 	kill -9 -- "-$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
+	# sed ends when the last writer of the fifo is gone; a process that left
+	# the case's session with the fifo open must not stop the run.
+	n=25
+	while kill -0 "$sed_pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.2; n=$((n - 1)); done
+	kill "$sed_pid" 2>/dev/null
 	wait "$sed_pid" 2>/dev/null
 	rm -f /tmp/.case_out /tmp/.case_exit
 	return "$rc"
@@ -207,11 +212,12 @@ run_cases() {
 }
 
 # case_cleanup: after every case, whatever its verdict: kills what it started
-# in the background on the peer, then checks that srnic is idle in both VMs
-# (every object gauge at zero) and unloads it from both. A failure is written
-# to /tmp/.cleanup_failed.
+# in the background (bg_start, peer_bg) in both VMs, then checks that srnic is
+# idle in both VMs (every object gauge at zero) and unloads it from both. A
+# failure is written to /tmp/.cleanup_failed.
 case_cleanup() {
 	local why=
+	bg_kill_all
 	peer ". /srnic/lib.sh; bg_kill_all" || why="the peer did not answer"
 	if srnic_loaded || [ "$(peer ". /srnic/lib.sh; srnic_loaded && echo yes")" = yes ]; then
 		idle_wait 10 || why="${why:+$why; }srnic not idle"
