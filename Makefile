@@ -40,6 +40,7 @@ kernel: deps
 	scripts/kernel.sh $(VARIANT)
 
 check-host: deps
+	scripts/check-deps.py --self-test
 	scripts/check-deps.py
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -10,6 +10,7 @@ and prints each circle. A circle may only stay while it is listed in KNOWN
 below, with the reason and what removes it.
 
     scripts/check-deps.py [--graph]     --graph prints every module's dependencies
+    scripts/check-deps.py --self-test   checks the checker on small made-up trees
 """
 import re
 import sys
@@ -28,20 +29,20 @@ KNOWN = {
 }
 
 
-def module_of(path: Path) -> str:
-    rel = path.relative_to(RUST).with_suffix("")
+def module_of(path: Path, rust: Path) -> str:
+    rel = path.relative_to(rust).with_suffix("")
     parts = list(rel.parts)
     if parts == ["srnic_main"]:
         return "crate"
     return "::".join(parts)
 
 
-def modules() -> dict:
+def modules(rust: Path) -> dict:
     mods = {}
-    for p in sorted(RUST.rglob("*.rs")):
-        if "proto" in p.relative_to(RUST).parts[:1]:
+    for p in sorted(rust.rglob("*.rs")):
+        if "proto" in p.relative_to(rust).parts[:1]:
             continue
-        mods[module_of(p)] = p
+        mods[module_of(p, rust)] = p
     return mods
 
 
@@ -139,8 +140,9 @@ def circles(graph: dict):
     return out
 
 
-def main() -> int:
-    mods = modules()
+def check(rust: Path, known: dict, show_graph: bool = False, out=print) -> int:
+    """Prints the circles of the tree under `rust`; returns the problems found."""
+    mods = modules(rust)
     graph = deps(mods)
     # Parents declare their children (`mod x;`), children may use their
     # parent's items: neither edge counts.
@@ -149,27 +151,91 @@ def main() -> int:
             t for t in graph[name]
             if not t.startswith(name + "::") and not name.startswith(t + "::") and t != "crate"
         }
-    if "--graph" in sys.argv[1:]:
+    if show_graph:
         for name in sorted(graph):
-            print(f"{name}: {' '.join(sorted(graph[name]))}")
+            out(f"{name}: {' '.join(sorted(graph[name]))}")
+    found = circles(graph)
     bad = 0
-    for comp in circles(graph):
+    for comp in found:
         names = " <-> ".join(sorted(comp))
-        if comp in KNOWN:
-            print(f"deps: known circle (to be removed): {names}: {KNOWN[comp]}")
+        if comp in known:
+            out(f"deps: known circle (to be removed): {names}: {known[comp]}")
         else:
-            print(f"deps: circle: {names}")
+            out(f"deps: circle: {names}")
             for a in sorted(comp):
                 inside = sorted(graph[a] & comp)
-                print(f"    {a} uses {', '.join(inside)}")
+                out(f"    {a} uses {', '.join(inside)}")
             bad += 1
-    stale = [k for k in KNOWN if k not in circles(graph)]
-    for k in stale:
-        print(f"deps: listed circle no longer exists, remove it from KNOWN: {' <-> '.join(sorted(k))}")
-        bad += 1
-    print(f"deps: {len(mods)} modules, {sum(len(v) for v in graph.values())} dependencies, "
-          f"{bad} problem{'s' if bad != 1 else ''}")
-    return 1 if bad else 0
+    for k in known:
+        if k not in found:
+            out(f"deps: listed circle no longer exists, remove it from KNOWN: {' <-> '.join(sorted(k))}")
+            bad += 1
+    out(f"deps: {len(mods)} modules, {sum(len(v) for v in graph.values())} dependencies, "
+        f"{bad} problem{'s' if bad != 1 else ''}")
+    return bad
+
+
+def self_test() -> int:
+    """The checker finds a circle, a longer circle and a stale listing, and
+    accepts parent/child use and one-way use trees."""
+    import shutil
+    import tempfile
+
+    made = []
+
+    def tree(files: dict) -> Path:
+        d = Path(tempfile.mkdtemp(prefix="check-deps-"))
+        made.append(d)
+        for name, text in files.items():
+            (d / name).parent.mkdir(parents=True, exist_ok=True)
+            (d / name).write_text(text)
+        return d
+
+    quiet = lambda *_: None
+    cases = [
+        # (what, files, known, problems expected)
+        ("one-way use trees", {
+            "srnic_main.rs": "mod a; mod b;",
+            "a.rs": "use crate::{b::{self, X}, sys::y};",
+            "b.rs": "pub struct X; // crate::a in a comment does not count",
+        }, {}, 0),
+        ("a parent and its child use each other", {
+            "w.rs": "mod c; use crate::w::c::Y;",
+            "w/c.rs": "use crate::w::Z; pub struct Y;",
+        }, {}, 0),
+        ("two modules import each other", {
+            "a.rs": "use crate::b::X;",
+            "b.rs": "fn f() { crate::a::g(); }",
+        }, {}, 1),
+        ("a circle of three", {
+            "a.rs": "use crate::{b::X};",
+            "b.rs": "use crate::c::Y;",
+            "c.rs": "use crate::{a::{self}};",
+        }, {}, 1),
+        ("a listed circle is reported, not failed", {
+            "a.rs": "use crate::b::X;",
+            "b.rs": "use crate::a::X;",
+        }, {frozenset({"a", "b"}): "why"}, 0),
+        ("a listed circle that is gone fails", {
+            "a.rs": "use crate::b::X;",
+            "b.rs": "",
+        }, {frozenset({"a", "b"}): "why"}, 1),
+    ]
+    failed = 0
+    for what, files, known, want in cases:
+        got = check(tree(files), known, out=quiet)
+        ok = got == want
+        failed += not ok
+        print(f"deps self-test: {'ok' if ok else 'FAILED'}: {what} ({got} problems, want {want})")
+    for d in made:
+        shutil.rmtree(d)
+    return 1 if failed else 0
+
+
+def main() -> int:
+    if "--self-test" in sys.argv[1:]:
+        return self_test()
+    return 1 if check(RUST, KNOWN, "--graph" in sys.argv[1:]) else 0
 
 
 if __name__ == "__main__":
