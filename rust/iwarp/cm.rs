@@ -211,7 +211,14 @@ fn established_event(qp: &Qp, neg: &Negotiated, peer_pd: &[u8]) {
 }
 
 fn connect_failed(qp: &Qp, event_type: u32, err: Error, peer_pd: &[u8]) {
-    qp.conn.lock().state = QpState::Error;
+    {
+        let mut c = qp.conn.lock();
+        c.state = QpState::Error;
+        if c.destroyed {
+            // Nobody holds the handle any more (it may even name another QP).
+            return;
+        }
+    }
     let mut ev = event(event_type, qp.handle);
     ev.status = err.to_errno();
     let n = peer_pd.len().min(ev.private_data.len());

@@ -23,6 +23,11 @@ pub(crate) fn econnrefused() -> Error {
     errno(bindings::ECONNREFUSED)
 }
 
+/// `ECONNABORTED`: the QP was destroyed (or failed) while it was connecting.
+pub(crate) fn econnaborted() -> Error {
+    errno(bindings::ECONNABORTED)
+}
+
 /// `EAFNOSUPPORT`: an address family srnic does not speak.
 pub(crate) fn eafnosupport() -> Error {
     errno(bindings::EAFNOSUPPORT)

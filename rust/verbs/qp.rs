@@ -231,6 +231,7 @@ impl Qp {
             send_rtr: None,
             cm_job: None,
             disconnect_reported: false,
+            destroyed: false,
         };
         send_cq.users.fetch_add(1, Ordering::AcqRel);
         recv_cq.users.fetch_add(1, Ordering::AcqRel);

@@ -9,7 +9,10 @@ use crate::{
         mpa::{Negotiated, Rtr, RtrMode, rx::RxFramer, tx::TxFramer},
         rdmap::{engine::{OrqEntry, RecvEngine}, Terminate},
     },
-    sys::socket::{SocketEvent, SocketEvents, TcpSocket},
+    sys::{
+        errno::econnaborted,
+        socket::{SocketEvent, SocketEvents, TcpSocket},
+    },
     uapi::*,
     verbs::{events::event, limits, stats},
 };
@@ -47,6 +50,8 @@ pub(crate) struct Conn {
     /// The connection manager work's job (connect or accept parameters).
     pub(crate) cm_job: Option<crate::iwarp::cm::CmJob>,
     pub(super) disconnect_reported: bool,
+    /// Destroyed (or its file released): no event may name its handle any more.
+    pub(crate) destroyed: bool,
 }
 
 impl Qp {
@@ -77,6 +82,14 @@ impl Qp {
             rx.place = None;
             rx.active = true;
             let mut c = self.conn.lock();
+            // Only a QP that is still connecting takes the socket: one that was
+            // destroyed (or failed) while MPA start-up ran refuses it, and the
+            // caller's drop of the socket closes the connection.
+            if c.state != QpState::Connecting || c.destroyed {
+                tx.active = false;
+                rx.active = false;
+                return Err(econnaborted());
+            }
             match neg.rtr {
                 Rtr::None => {}
                 Rtr::Send(mode) => c.send_rtr = Some(mode),
@@ -218,7 +231,11 @@ impl Qp {
 
     /// Tears the QP down (destroy or file release): no events, no completions.
     pub(crate) fn teardown(&self) {
-        self.conn.lock().state = QpState::Error;
+        {
+            let mut c = self.conn.lock();
+            c.state = QpState::Error;
+            c.destroyed = true;
+        }
         self.close_socket(false);
         // Release the memory regions the queues still reference.
         let mut sq = self.sq.lock();

@@ -7,6 +7,7 @@
 //! RDMA connections use `--port + 1`. Each side prints one `ok: ...` or
 //! `FAIL: ...` line per assertion and exits 0 only when every assertion held.
 
+mod destroy_connecting;
 mod invalidate;
 mod many_qps;
 mod memlock;
@@ -65,6 +66,9 @@ enum Cmd {
     /// Send with Invalidate: the receiver's completion names the STag, a
     /// later RDMA WRITE or READ to it fails with the TERMINATE.
     Invalidate(Net),
+    /// A QP destroyed while connecting: the late MPA Reply is refused, the
+    /// socket closed, no event names the QP, nothing is left.
+    DestroyConnecting(Net),
     /// Many QPs at once, each with verified WRITEs, SENDs and READs.
     ManyQps {
         #[command(flatten)]
@@ -161,6 +165,7 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
         Cmd::RemoteAccess(n) => remote_access::run(&Env::new(n)?, c),
         Cmd::Solicited(n) => solicited::run(&Env::new(n)?, c),
         Cmd::Invalidate(n) => invalidate::run(&Env::new(n)?, c),
+        Cmd::DestroyConnecting(n) => destroy_connecting::run(&Env::new(n)?, c),
         Cmd::ManyQps {
             net,
             qps,

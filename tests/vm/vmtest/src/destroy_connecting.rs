@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+//! `destroy-connecting`: a QP destroyed while it is connecting never connects.
+//!
+//! The client starts a connection; the server holds the request (no MPA Reply
+//! yet) until the client has destroyed its QP, then accepts it. The client's
+//! connection job then receives the Reply for a QP that no longer exists: it
+//! must refuse to establish it and close the socket. Checked:
+//! - client: no event names the destroyed QP (no ESTABLISHED, no
+//!   CONNECT_ERROR for a handle nobody holds), and its QP and socket are freed
+//!   (the `qps` and `sockets` gauges return to what they were);
+//! - server: its accepted QP sees the connection closed (DISCONNECTED), as
+//!   it would for any peer that went away.
+
+use crate::util::{err, params, qp_attr, stat, Checks, Res};
+use crate::Env;
+use srnic::{Device, EventKind, Listener, ObjectKind};
+use std::time::{Duration, Instant};
+
+/// Runs the scenario's side.
+pub fn run(env: &Env, c: &mut Checks) -> Res {
+    if env.server {
+        server(env, c)
+    } else {
+        client(env, c)
+    }
+}
+
+fn server(env: &Env, c: &mut Checks) -> Res {
+    let t = env.timeout;
+    let dev = Device::open()?;
+    let pd = dev.alloc_pd()?;
+    let l = Listener::new(&dev, env.rdma, 2, &params(Vec::new()))?;
+    let mut ctl = env.ctl()?;
+    let req = l
+        .get_request(Some(t))?
+        .ok_or("no connection request before the timeout")?;
+    ctl.send("request")?;
+    ctl.expect("destroyed")?;
+    let cq = dev.create_cq(16)?;
+    let qp = pd.create_qp(&qp_attr(&cq, &cq, 16))?;
+    req.start_accept(&qp, &params(Vec::new()))?;
+    // The server side is established once its Reply is sent; then the
+    // client's refusal closes the connection.
+    let mut kinds = Vec::new();
+    let deadline = Instant::now() + t;
+    while Instant::now() < deadline {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match qp.wait_event(Some(left))? {
+            Some(e) => {
+                kinds.push(e.kind);
+                if e.kind != EventKind::Established {
+                    break;
+                }
+            }
+            None => break,
+        }
+    }
+    c.ok(
+        format!("server: the connection to the destroyed QP closes (events {kinds:?})"),
+        kinds.last() == Some(&EventKind::Disconnected),
+    );
+    ctl.send("done")?;
+    Ok(())
+}
+
+fn client(env: &Env, c: &mut Checks) -> Res {
+    let t = env.timeout;
+    let dev = Device::open()?;
+    let (qps0, sockets0) = (stat(&dev, "qps")?, stat(&dev, "sockets")?);
+    let pd = dev.alloc_pd()?;
+    let cq = dev.create_cq(16)?;
+    let mut ctl = env.ctl()?;
+    let qp = pd.create_qp(&qp_attr(&cq, &cq, 16))?;
+    let handle = qp.handle();
+    qp.start_connect(env.rdma, &params(Vec::new()))?;
+    // The server holds the request: this QP's connection job is waiting for
+    // the MPA Reply now. Destroy the QP under it.
+    ctl.expect("request")?;
+    drop(qp);
+    ctl.send("destroyed")?;
+    // The Reply arrives; the job must refuse it. Wait until the QP and its
+    // socket are freed, watching for any event that names the old handle.
+    let deadline = Instant::now() + t;
+    let mut named = Vec::new();
+    let freed = loop {
+        while let Some(e) = dev.next_event(Some(Duration::from_millis(200)))? {
+            if e.target() == (ObjectKind::Qp, handle) {
+                named.push(e.kind);
+            }
+        }
+        if stat(&dev, "qps")? == qps0 && stat(&dev, "sockets")? == sockets0 {
+            break true;
+        }
+        if Instant::now() >= deadline {
+            break false;
+        }
+    };
+    c.ok(
+        format!(
+            "client: the destroyed QP and its socket are freed (qps {}, sockets {})",
+            stat(&dev, "qps")?,
+            stat(&dev, "sockets")?
+        ),
+        freed,
+    );
+    ctl.expect("done")?;
+    // Anything the job could have reported has been by now.
+    while let Some(e) = dev.next_event(Some(Duration::from_millis(200)))? {
+        if e.target() == (ObjectKind::Qp, handle) {
+            named.push(e.kind);
+        }
+    }
+    c.ok(
+        format!("client: no event names the destroyed QP (saw {named:?})"),
+        named.is_empty(),
+    );
+    if !freed {
+        return err("the destroyed QP was not freed");
+    }
+    Ok(())
+}
