@@ -98,11 +98,15 @@ def deps(mods: dict) -> dict:
             for n in range(len(parts), 0, -1):
                 cand = "::".join(parts[:n])
                 if cand in mods:
-                    if cand != name:
-                        targets.add(cand)
+                    targets.add(cand)
                     break
-        graph[name] = targets
-    # a module's parent (the file that declares it) is not a dependency of it
+        # Parents declare their children (`mod x;`) and children may use their
+        # parent's items: neither edge counts, nor the crate root or itself.
+        graph[name] = {
+            t for t in targets
+            if t not in (name, "crate")
+            and not t.startswith(name + "::") and not name.startswith(t + "::")
+        }
     return graph
 
 
@@ -144,13 +148,6 @@ def check(rust: Path, known: dict, show_graph: bool = False, out=print) -> int:
     """Prints the circles of the tree under `rust`; returns the problems found."""
     mods = modules(rust)
     graph = deps(mods)
-    # Parents declare their children (`mod x;`), children may use their
-    # parent's items: neither edge counts.
-    for name in graph:
-        graph[name] = {
-            t for t in graph[name]
-            if not t.startswith(name + "::") and not name.startswith(t + "::") and t != "crate"
-        }
     if show_graph:
         for name in sorted(graph):
             out(f"{name}: {' '.join(sorted(graph[name]))}")

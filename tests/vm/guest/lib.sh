@@ -277,8 +277,8 @@ kmemleak_report() {
 
 # load_srnic_both: (re)load srnic in this VM and the peer.
 load_srnic_both() {
-	srnic_loaded || insmod "$SRNIC_KO" || fail "insmod"
-	peer "grep -q '^srnic ' /proc/modules || insmod $SRNIC_KO" || fail "insmod on the peer"
+	load_srnic
+	peer ". /srnic/lib.sh; srnic_loaded || insmod $SRNIC_KO" || fail "insmod on the peer"
 }
 
 # srnic_loaded: whether srnic is loaded in this VM.
@@ -491,7 +491,7 @@ rmpp_fail() {
 
 # load_srnic: load srnic in this VM only.
 load_srnic() {
-	grep -q '^srnic ' /proc/modules || insmod "$SRNIC_KO" || fail "insmod"
+	srnic_loaded || insmod "$SRNIC_KO" || fail "insmod"
 }
 
 # siw_peer_up / siw_peer_down: Linux's soft-iWARP device siw0 on the peer's eth0

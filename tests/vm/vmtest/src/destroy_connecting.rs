@@ -82,12 +82,17 @@ fn client(env: &Env, c: &mut Checks) -> Res {
     // socket are freed, watching for any event that names the old handle.
     let deadline = Instant::now() + t;
     let mut named = Vec::new();
-    let freed = loop {
+    // Takes the events queued now; keeps the kinds of those naming the QP.
+    let drain = |named: &mut Vec<EventKind>| -> Res {
         while let Some(e) = dev.next_event(Some(Duration::from_millis(200)))? {
             if e.target() == (ObjectKind::Qp, handle) {
                 named.push(e.kind);
             }
         }
+        Ok(())
+    };
+    let freed = loop {
+        drain(&mut named)?;
         if stat(&dev, "qps")? == qps0 && stat(&dev, "sockets")? == sockets0 {
             break true;
         }
@@ -105,11 +110,7 @@ fn client(env: &Env, c: &mut Checks) -> Res {
     );
     ctl.expect("done")?;
     // Anything the job could have reported has been by now.
-    while let Some(e) = dev.next_event(Some(Duration::from_millis(200)))? {
-        if e.target() == (ObjectKind::Qp, handle) {
-            named.push(e.kind);
-        }
-    }
+    drain(&mut named)?;
     c.ok(
         format!("client: no event names the destroyed QP (saw {named:?})"),
         named.is_empty(),
