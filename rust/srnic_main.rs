@@ -27,6 +27,7 @@ pub mod proto {
     pub mod ddp;
     pub mod mpa;
     pub mod rdmap;
+    pub mod ring;
     pub mod rmpp;
 }
 

@@ -16,7 +16,7 @@ use crate::{
     verbs::events::{event, Events},
 };
 use crate::verbs::stats::{Live, Object};
-use crate::verbs::table::ring_add;
+use crate::proto::ring::Ring;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     alloc::KVVec,
@@ -25,10 +25,9 @@ use kernel::{
     sync::{Arc, SpinLock},
 };
 
-struct Ring {
-    wcs: KVVec<SrnicWc>,
-    head: usize,
-    count: usize,
+/// The CQ's mutable state.
+struct Inner {
+    wcs: Ring<KVVec<SrnicWc>>,
     /// `SRNIC_CQ_*` flags of the pending arming, 0 when not armed.
     armed: u32,
     overflowed: bool,
@@ -40,7 +39,7 @@ pub(crate) struct Cq {
     /// The CQ's handle (reported in its events).
     pub(crate) handle: u32,
     #[pin]
-    ring: SpinLock<Ring>,
+    inner: SpinLock<Inner>,
     events: Arc<Events>,
     /// Queue pairs using this CQ.
     pub(crate) users: AtomicU32,
@@ -57,7 +56,7 @@ impl Cq {
         Arc::pin_init(
             pin_init!(Self {
                 handle,
-                ring <- new_spinlock!(Ring { wcs, head: 0, count: 0, armed: 0, overflowed: false }, "srnic_cq"),
+                inner <- new_spinlock!(Inner { wcs: Ring::new(wcs), armed: 0, overflowed: false }, "srnic_cq"),
                 events,
                 users: AtomicU32::new(0),
                 _live: Live::new(Object::Cq),
@@ -69,16 +68,12 @@ impl Cq {
     /// Adds a completion; fires an armed notification that it matches.
     pub(crate) fn push(&self, wc: SrnicWc) {
         let (notify, overflow) = {
-            let mut r = self.ring.lock();
-            let cap = r.wcs.len();
-            if r.count == cap {
+            let mut r = self.inner.lock();
+            if r.wcs.push(wc).is_err() {
                 let first = !r.overflowed;
                 r.overflowed = true;
                 (false, first)
             } else {
-                let slot = ring_add(r.head, r.count, cap);
-                r.wcs[slot] = wc;
-                r.count += 1;
                 let matches = r.armed & SRNIC_CQ_NEXT_COMP != 0
                     || (r.armed & SRNIC_CQ_SOLICITED != 0
                         && (wc.flags & SRNIC_WC_SOLICITED != 0 || wc.status != SRNIC_WC_SUCCESS));
@@ -98,13 +93,12 @@ impl Cq {
 
     /// Moves up to `out.len()` completions into `out`; returns how many.
     pub(crate) fn poll(&self, out: &mut [SrnicWc]) -> usize {
-        let mut r = self.ring.lock();
-        let cap = r.wcs.len();
-        let n = out.len().min(r.count);
-        for o in out.iter_mut().take(n) {
-            *o = r.wcs[r.head];
-            r.head = ring_add(r.head, 1, cap);
-            r.count -= 1;
+        let mut r = self.inner.lock();
+        let mut n = 0;
+        for o in out.iter_mut() {
+            let Some(wc) = r.wcs.pop_value() else { break };
+            *o = wc;
+            n += 1;
         }
         n
     }
@@ -112,10 +106,10 @@ impl Cq {
     /// Arms the CQ with `SRNIC_CQ_*` flags; returns whether completions are
     /// already waiting to be polled.
     pub(crate) fn arm(&self, flags: u32) -> bool {
-        let mut r = self.ring.lock();
+        let mut r = self.inner.lock();
         // A solicited-only arming does not weaken an any-completion one.
         r.armed |= flags;
-        r.count > 0
+        !r.wcs.is_empty()
     }
 
     /// Whether a queue pair still uses this CQ.

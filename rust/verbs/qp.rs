@@ -39,7 +39,7 @@ mod tx;
 
 use self::{
     conn::Conn,
-    queues::{InboundRead, RecvQueue, RecvWqe, SendQueue, SendWqe, Sge, WqeState},
+    queues::{InboundRead, RecvQueue, SendQueue, Sge, WqeState},
     rx::RxState,
     tx::TxState,
 };
@@ -47,7 +47,8 @@ use crate::{
     proto::{
         ddp::TxQueues,
         mpa::{rx::RxFramer, tx::TxFramer},
-        rdmap::{engine::{OrqEntry, RecvEngine}, ReadRequest, Terminate},
+        rdmap::{engine::{OrqEntry, RecvEngine}, Terminate},
+        ring::Ring,
     },
     sys::wq,
     uapi::*,
@@ -169,40 +170,8 @@ impl Qp {
         events: Arc<Events>,
         caps: QpCaps,
     ) -> Result<Arc<Self>> {
-        let sq_n = caps.max_send_wr as usize;
-        let rq_n = caps.max_recv_wr as usize;
-        let send_wqe = SendWqe {
-            wr_id: 0,
-            opcode: 0,
-            signaled: false,
-            fence: false,
-            inline: false,
-            nsge: 0,
-            len: 0,
-            remote_addr: 0,
-            rkey: 0,
-            inv_stag: 0,
-            state: WqeState::Posted,
-            term: 0,
-        };
-        let sq = SendQueue {
-            wqes: filled(sq_n, send_wqe)?,
-            sges: filled(sq_n * caps.max_send_sge as usize, Sge::default())?,
-            inline: filled(sq_n * caps.max_inline as usize, 0u8)?,
-            head: 0,
-            next: 0,
-            count: 0,
-        };
-        let mut rwqes = KVVec::with_capacity(rq_n, GFP_KERNEL)?;
-        for _ in 0..rq_n {
-            rwqes.push(RecvWqe { wr_id: 0, nsge: 0, len: 0 }, GFP_KERNEL)?;
-        }
-        let rq = RecvQueue {
-            wqes: rwqes,
-            sges: filled(rq_n * caps.max_recv_sge as usize, Sge::default())?,
-            head: 0,
-            count: 0,
-        };
+        let sq = SendQueue::new(&caps)?;
+        let rq = RecvQueue::new(&caps)?;
         let conn = Conn {
             state: QpState::Init,
             sock: None,
@@ -212,21 +181,7 @@ impl Qp {
             term_to_send: None,
             report_pending: None,
             term: 0,
-            irq: filled(
-                limits::MAX_IRD,
-                InboundRead {
-                    msn: 0,
-                    req: ReadRequest {
-                        sink_stag: 0,
-                        sink_to: 0,
-                        read_size: 0,
-                        src_stag: 0,
-                        src_to: 0,
-                    },
-                },
-            )?,
-            irq_head: 0,
-            irq_count: 0,
+            irq: Ring::new(filled(limits::MAX_IRD, InboundRead::EMPTY)?),
             await_rtr: false,
             send_rtr: None,
             cm_job: None,

@@ -6,17 +6,6 @@
 
 use kernel::{alloc::KVec, prelude::*};
 
-/// `(i + n) mod cap` for ring indices (`i < cap`, `n <= cap`), without a
-/// division (and so without a divide-by-zero panic path for `cap == 0`).
-pub(crate) fn ring_add(i: usize, n: usize, cap: usize) -> usize {
-    let s = i + n;
-    if s >= cap {
-        s - cap
-    } else {
-        s
-    }
-}
-
 /// A bounded table of objects indexed by handle.
 pub(crate) struct Table<T> {
     slots: KVec<Option<T>>,

@@ -27,4 +27,5 @@ pub mod crc;
 pub mod ddp;
 pub mod mpa;
 pub mod rdmap;
+pub mod ring;
 pub mod rmpp;

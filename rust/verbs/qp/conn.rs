@@ -8,6 +8,7 @@ use crate::{
         ddp::TxQueues,
         mpa::{Negotiated, Rtr, RtrMode, rx::RxFramer, tx::TxFramer},
         rdmap::{engine::{OrqEntry, RecvEngine}, Terminate},
+        ring::Ring,
     },
     sys::{
         errno::econnaborted,
@@ -40,9 +41,7 @@ pub(crate) struct Conn {
     /// The TERMINATE that ended the connection (`SrnicWc::term` encoding).
     pub(crate) term: u32,
     /// Inbound Read Requests to answer, in order.
-    pub(super) irq: KVVec<InboundRead>,
-    pub(super) irq_head: usize,
-    pub(super) irq_count: usize,
+    pub(super) irq: Ring<KVVec<InboundRead>>,
     /// Responder in peer-to-peer mode: nothing may be sent before the RTR arrived.
     pub(super) await_rtr: bool,
     /// Initiator in peer-to-peer mode: the RTR message to send first.
@@ -239,16 +238,13 @@ impl Qp {
         self.close_socket(false);
         // Release the memory regions the queues still reference.
         let mut sq = self.sq.lock();
-        for s in sq.sges.iter_mut() {
-            s.mr = None;
-        }
-        sq.count = 0;
+        sq.sges.release_all();
+        sq.wqes.clear();
+        sq.sent = 0;
         drop(sq);
         let mut rq = self.rq.lock();
-        for s in rq.sges.iter_mut() {
-            s.mr = None;
-        }
-        rq.count = 0;
+        rq.sges.release_all();
+        rq.wqes.clear();
     }
 }
 

@@ -5,11 +5,10 @@
 
 use super::*;
 use crate::{
-    proto::rdmap::ReadRequest,
+    proto::{rdmap::ReadRequest, ring::Ring},
     uapi::*,
     verbs::mr::{Mr, Need},
 };
-use crate::verbs::table::ring_add;
 use kernel::{
     alloc::KVVec,
     prelude::*,
@@ -35,7 +34,7 @@ pub(super) enum WqeState {
 }
 
 /// A send work request in the send queue.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 pub(super) struct SendWqe {
     pub(super) wr_id: u64,
     pub(super) opcode: u16,
@@ -51,29 +50,130 @@ pub(super) struct SendWqe {
     pub(super) term: u32,
 }
 
-/// The send queue: a ring in posting order. `head` is the oldest request not yet
-/// completed, `next` the next one to transmit.
-pub(super) struct SendQueue {
-    pub(super) wqes: KVVec<SendWqe>,
-    pub(super) sges: KVVec<Sge>,
-    pub(super) inline: KVVec<u8>,
-    pub(super) head: usize,
-    pub(super) next: usize,
-    pub(super) count: usize,
+impl SendWqe {
+    /// What an unused slot holds.
+    const EMPTY: Self = Self {
+        wr_id: 0,
+        opcode: 0,
+        signaled: false,
+        fence: false,
+        inline: false,
+        nsge: 0,
+        len: 0,
+        remote_addr: 0,
+        rkey: 0,
+        inv_stag: 0,
+        state: WqeState::Posted,
+        term: 0,
+    };
 }
 
+/// The scatter/gather elements of a queue's work requests: `per_slot` of them
+/// for each slot of the queue's ring.
+pub(super) struct SgeSlots {
+    sges: KVVec<Sge>,
+    per_slot: usize,
+}
+
+impl SgeSlots {
+    pub(super) fn new(slots: usize, per_slot: usize) -> Result<Self> {
+        let n = slots.checked_mul(per_slot).ok_or(EINVAL)?;
+        Ok(Self { sges: filled(n, Sge::default())?, per_slot })
+    }
+
+    /// The elements of ring slot `slot`.
+    pub(super) fn of(&self, slot: usize) -> &[Sge] {
+        let base = slot * self.per_slot;
+        &self.sges[base..base + self.per_slot]
+    }
+
+    /// The elements of ring slot `slot`, mutably.
+    pub(super) fn of_mut(&mut self, slot: usize) -> &mut [Sge] {
+        let base = slot * self.per_slot;
+        &mut self.sges[base..base + self.per_slot]
+    }
+
+    /// Drops the references slot `slot` holds on memory regions.
+    pub(super) fn release(&mut self, slot: usize) {
+        for s in self.of_mut(slot) {
+            s.mr = None;
+        }
+    }
+
+    /// Drops every reference on memory regions.
+    pub(super) fn release_all(&mut self) {
+        for s in self.sges.iter_mut() {
+            s.mr = None;
+        }
+    }
+}
+
+/// The send queue: a ring in posting order, from the oldest request not yet
+/// completed; the first `sent` of them were handed to the transmit path.
+pub(super) struct SendQueue {
+    pub(super) wqes: Ring<KVVec<SendWqe>>,
+    pub(super) sent: usize,
+    pub(super) sges: SgeSlots,
+    /// `max_inline` bytes of inline data for each slot.
+    pub(super) inline: KVVec<u8>,
+}
+
+impl SendQueue {
+    pub(super) fn new(caps: &QpCaps) -> Result<Self> {
+        let n = caps.max_send_wr as usize;
+        Ok(Self {
+            wqes: Ring::new(filled(n, SendWqe::EMPTY)?),
+            sent: 0,
+            sges: SgeSlots::new(n, caps.max_send_sge as usize)?,
+            inline: filled(n.checked_mul(caps.max_inline as usize).ok_or(EINVAL)?, 0u8)?,
+        })
+    }
+
+    /// Removes the oldest request (releasing its regions); returns its slot.
+    pub(super) fn pop(&mut self) -> Option<usize> {
+        let slot = self.wqes.pop()?;
+        self.sent = self.sent.saturating_sub(1);
+        self.sges.release(slot);
+        Some(slot)
+    }
+
+    /// Marks the request in `slot` as handed to the transmit path, if it is
+    /// the next one to send.
+    pub(super) fn mark_sent(&mut self, slot: usize) {
+        if self.wqes.slot(self.sent) == Some(slot) {
+            self.sent += 1;
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
 pub(super) struct RecvWqe {
     pub(super) wr_id: u64,
     pub(super) nsge: usize,
     pub(super) len: u32,
 }
 
-/// The receive queue: a ring in posting order; Sends consume it from `head`.
+/// The receive queue: a ring in posting order; Sends consume it from the oldest.
 pub(super) struct RecvQueue {
-    pub(super) wqes: KVVec<RecvWqe>,
-    pub(super) sges: KVVec<Sge>,
-    pub(super) head: usize,
-    pub(super) count: usize,
+    pub(super) wqes: Ring<KVVec<RecvWqe>>,
+    pub(super) sges: SgeSlots,
+}
+
+impl RecvQueue {
+    pub(super) fn new(caps: &QpCaps) -> Result<Self> {
+        let n = caps.max_recv_wr as usize;
+        Ok(Self {
+            wqes: Ring::new(filled(n, RecvWqe { wr_id: 0, nsge: 0, len: 0 })?),
+            sges: SgeSlots::new(n, caps.max_recv_sge as usize)?,
+        })
+    }
+
+    /// Removes the oldest request (releasing its regions) and returns it.
+    pub(super) fn pop(&mut self) -> Option<RecvWqe> {
+        let slot = self.wqes.pop()?;
+        self.sges.release(slot);
+        self.wqes.slot_contents(slot).copied()
+    }
 }
 
 /// An inbound RDMA Read Request waiting for its response.
@@ -81,6 +181,14 @@ pub(super) struct RecvQueue {
 pub(super) struct InboundRead {
     pub(super) msn: u32,
     pub(super) req: ReadRequest,
+}
+
+impl InboundRead {
+    /// What an unused slot holds.
+    pub(super) const EMPTY: Self = Self {
+        msn: 0,
+        req: ReadRequest { sink_stag: 0, sink_to: 0, read_size: 0, src_stag: 0, src_to: 0 },
+    };
 }
 
 impl Qp {
@@ -121,12 +229,9 @@ impl Qp {
         }
         {
             let mut sq = self.sq.lock();
-            let cap = sq.wqes.len();
-            if sq.count == cap {
+            let Some(slot) = sq.wqes.next_slot() else {
                 return Err(ENOMEM);
-            }
-            let slot = ring_add(sq.head, sq.count, cap);
-            let nmax = self.caps.max_send_sge as usize;
+            };
             let (len, nsge) = match inline_data {
                 Some(data) => {
                     let room = self.caps.max_inline as usize;
@@ -143,9 +248,8 @@ impl Qp {
                     } else {
                         Need::LocalRead
                     };
-                    let base = slot * nmax;
                     let len = {
-                        let out = &mut sq.sges[base..base + sges.len()];
+                        let out = &mut sq.sges.of_mut(slot)[..sges.len()];
                         self.resolve_sges(sges, need, out)?
                     };
                     let mut nsge = sges.len();
@@ -155,14 +259,15 @@ impl Qp {
                         let contiguous = sges.windows(2).all(|w| {
                             w[0].lkey == w[1].lkey && w[0].addr + u64::from(w[0].length) == w[1].addr
                         });
+                        let slot_sges = &mut sq.sges.of_mut(slot)[..nsge];
                         if !contiguous {
-                            for s in &mut sq.sges[base..base + nsge] {
+                            for s in slot_sges {
                                 s.mr = None;
                             }
                             return Err(EINVAL);
                         }
-                        sq.sges[base].len = len;
-                        for s in &mut sq.sges[base + 1..base + nsge] {
+                        slot_sges[0].len = len;
+                        for s in &mut slot_sges[1..] {
                             s.mr = None;
                         }
                         nsge = 1;
@@ -170,8 +275,7 @@ impl Qp {
                     (len, nsge)
                 }
             };
-            let wqe = &mut sq.wqes[slot];
-            *wqe = SendWqe {
+            let wqe = SendWqe {
                 wr_id: wr.wr_id,
                 opcode: wr.opcode,
                 signaled: self.caps.sq_sig_all || wr.flags & SRNIC_SEND_SIGNALED != 0,
@@ -185,7 +289,8 @@ impl Qp {
                 state: WqeState::Posted,
                 term: 0,
             };
-            sq.count += 1;
+            // Cannot fail: `slot` was free under the same lock.
+            sq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         }
         if state == QpState::Rts {
             self.kick_tx();
@@ -203,35 +308,31 @@ impl Qp {
             return Err(EINVAL);
         }
         let mut rq = self.rq.lock();
-        let cap = rq.wqes.len();
-        if rq.count == cap {
+        let Some(slot) = rq.wqes.next_slot() else {
             return Err(ENOMEM);
-        }
-        let slot = ring_add(rq.head, rq.count, cap);
-        let nmax = self.caps.max_recv_sge as usize;
-        let base = slot * nmax;
+        };
         let len = {
-            let out = &mut rq.sges[base..base + sges.len()];
+            let out = &mut rq.sges.of_mut(slot)[..sges.len()];
             self.resolve_sges(sges, Need::LocalWrite, out)?
         };
-        rq.wqes[slot] = RecvWqe {
+        let wqe = RecvWqe {
             wr_id: wr.wr_id,
             nsge: sges.len(),
             len,
         };
-        rq.count += 1;
+        // Cannot fail: `slot` was free under the same lock.
+        rq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         Ok(())
     }
+
     /// Completes every outstanding work request: the oldest send request still
     /// in progress with `head_status`, everything else with WR_FLUSH_ERR.
     pub(super) fn flush(&self, head_status: u32, term: u32) {
         {
             let mut sq = self.sq.lock();
-            let cap = sq.wqes.len();
             let mut first = true;
-            while sq.count > 0 {
-                let h = sq.head;
-                let w = &mut sq.wqes[h];
+            while let Some(slot) = sq.pop() {
+                let Some(w) = sq.wqes.slot_contents(slot).copied() else { break };
                 let status = match w.state {
                     WqeState::Done(s) => s,
                     WqeState::Reading if first => head_status,
@@ -240,56 +341,35 @@ impl Qp {
                 if !matches!(w.state, WqeState::Done(_)) {
                     first = false;
                 }
-                let wc = send_wc(w, status, self.handle, if status == SRNIC_WC_SUCCESS { 0 } else { term });
-                let signal = w.signaled || status != SRNIC_WC_SUCCESS;
-                for s in h * self.caps.max_send_sge as usize..(h + 1) * self.caps.max_send_sge as usize {
-                    sq.sges[s].mr = None;
-                }
-                sq.head = ring_add(h, 1, cap);
-                sq.count -= 1;
-                if signal {
+                let wc = send_wc(&w, status, self.handle, if status == SRNIC_WC_SUCCESS { 0 } else { term });
+                if w.signaled || status != SRNIC_WC_SUCCESS {
                     self.send_cq.push(wc);
                 }
             }
-            sq.next = sq.head;
+            sq.sent = 0;
         }
         let mut rq = self.rq.lock();
-        let cap = rq.wqes.len();
-        while rq.count > 0 {
-            let h = rq.head;
+        while let Some(w) = rq.pop() {
             let wc = SrnicWc {
-                wr_id: rq.wqes[h].wr_id,
+                wr_id: w.wr_id,
                 status: SRNIC_WC_WR_FLUSH_ERR,
                 opcode: SRNIC_WC_RECV,
                 qp_handle: self.handle,
                 term,
                 ..Default::default()
             };
-            for s in h * self.caps.max_recv_sge as usize..(h + 1) * self.caps.max_recv_sge as usize {
-                rq.sges[s].mr = None;
-            }
-            rq.head = ring_add(h, 1, cap);
-            rq.count -= 1;
             self.recv_cq.push(wc);
         }
     }
 
-    /// Completes finished send requests from the head, in posting order.
+    /// Completes finished send requests from the oldest, in posting order.
     pub(super) fn complete_sends(&self) {
         let mut sq = self.sq.lock();
-        let cap = sq.wqes.len();
-        while sq.count > 0 {
-            let h = sq.head;
-            let WqeState::Done(status) = sq.wqes[h].state else { break };
-            let w = &sq.wqes[h];
-            let wc = send_wc(w, status, self.handle, w.term);
-            let signal = w.signaled || status != SRNIC_WC_SUCCESS;
-            for s in h * self.caps.max_send_sge as usize..(h + 1) * self.caps.max_send_sge as usize {
-                sq.sges[s].mr = None;
-            }
-            sq.head = ring_add(h, 1, cap);
-            sq.count -= 1;
-            if signal {
+        while let Some(&w) = sq.wqes.front() {
+            let WqeState::Done(status) = w.state else { break };
+            sq.pop();
+            let wc = send_wc(&w, status, self.handle, w.term);
+            if w.signaled || status != SRNIC_WC_SUCCESS {
                 self.send_cq.push(wc);
             }
         }

@@ -20,7 +20,6 @@ use crate::{
     uapi::*,
     verbs::{limits, mr::{Mr, Need}, stats},
 };
-use crate::verbs::table::ring_add;
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
@@ -150,20 +149,16 @@ impl Qp {
     /// Copies Send payload at message offset `at` into the head receive buffer.
     pub(super) fn place_recv(&self, at: u32, data: &[u8]) -> Result {
         let rq = self.rq.lock();
-        if rq.count == 0 {
-            return Err(EINVAL);
-        }
-        let h = rq.head;
-        let w = &rq.wqes[h];
+        let h = rq.wqes.slot(0).ok_or(EINVAL)?;
+        let w = rq.wqes.front().ok_or(EINVAL)?;
         let end = at.checked_add(data.len() as u32).ok_or(EINVAL)?;
         if end > w.len {
             return Err(EINVAL);
         }
-        let base = h * self.caps.max_recv_sge as usize;
         let mut pos = 0u32; // message offset where the current SGE starts
         let mut src = data;
         let mut cur = at;
-        for s in &rq.sges[base..base + w.nsge] {
+        for s in &rq.sges.of(h)[..w.nsge] {
             if src.is_empty() {
                 break;
             }
@@ -189,24 +184,20 @@ impl Qp {
         match c {
             Completion::Recv { len, invalidate, solicited, .. } => {
                 let mut wc = {
-                    let mut rq = self.rq.lock();
-                    let cap = rq.wqes.len();
-                    let h = rq.head;
-                    let wc = SrnicWc {
-                        wr_id: rq.wqes[h].wr_id,
+                    // The engine only completes a Send into a posted buffer.
+                    let w = self.rq
+                        .lock()
+                        .pop()
+                        .ok_or((Some(Terminate::new(TermCode::UntaggedNoBuffer, None)), None))?;
+                    SrnicWc {
+                        wr_id: w.wr_id,
                         status: SRNIC_WC_SUCCESS,
                         opcode: SRNIC_WC_RECV,
                         byte_len: len,
                         qp_handle: self.handle,
                         flags: if solicited { SRNIC_WC_SOLICITED } else { 0 },
                         ..Default::default()
-                    };
-                    for s in h * self.caps.max_recv_sge as usize..(h + 1) * self.caps.max_recv_sge as usize {
-                        rq.sges[s].mr = None;
                     }
-                    rq.head = ring_add(h, 1, cap);
-                    rq.count -= 1;
-                    wc
                 };
                 if let Some(stag) = invalidate {
                     wc.flags |= SRNIC_WC_WITH_INV;
@@ -225,7 +216,7 @@ impl Qp {
             Completion::ReadDone { cookie, .. } => {
                 {
                     let mut sq = self.sq.lock();
-                    if let Some(w) = sq.wqes.get_mut(cookie as usize) {
+                    if let Some(w) = sq.wqes.at_mut(cookie as usize) {
                         w.state = WqeState::Done(SRNIC_WC_SUCCESS);
                     }
                 }
@@ -234,15 +225,9 @@ impl Qp {
                 self.kick_tx();
             }
             Completion::ReadRequest { msn, req } => {
-                let mut c = self.conn.lock();
-                let cap = c.irq.len();
-                if c.irq_count == cap {
+                if self.conn.lock().irq.push(InboundRead { msn, req }).is_err() {
                     return Err((Some(Terminate::new(TermCode::IrdExceeded, None)), None));
                 }
-                let slot = ring_add(c.irq_head, c.irq_count, cap);
-                c.irq[slot] = InboundRead { msn, req };
-                c.irq_count += 1;
-                drop(c);
                 self.kick_tx();
             }
             Completion::Rtr => {
@@ -288,7 +273,6 @@ impl Verbs for QpVerbs<'_> {
     }
 
     fn recv_buffer_len(&mut self) -> Option<u32> {
-        let rq = self.qp.rq.lock();
-        (rq.count > 0).then(|| rq.wqes[rq.head].len)
+        self.qp.rq.lock().wqes.front().map(|w| w.len)
     }
 }

@@ -21,7 +21,6 @@ use crate::{
     uapi::*,
     verbs::{limits, mr::Need, stats},
 };
-use crate::verbs::table::ring_add;
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
@@ -98,17 +97,7 @@ impl Qp {
                 return;
             }
             // Read Responses first: the peer is waiting for them.
-            let inbound = {
-                let mut c = self.conn.lock();
-                if c.irq_count > 0 {
-                    let i = c.irq[c.irq_head];
-                    c.irq_head = ring_add(c.irq_head, 1, c.irq.len());
-                    c.irq_count -= 1;
-                    Some(i)
-                } else {
-                    None
-                }
-            };
+            let inbound = self.conn.lock().irq.pop_value();
             if let Some(ir) = inbound {
                 match self.send_read_response(&mut tx, &sock, ir) {
                     Ok(()) => {}
@@ -147,29 +136,15 @@ impl Qp {
     pub(super) fn send_next(self: &Arc<Self>, tx: &mut TxState, sock: &TcpSocket) -> Result<bool> {
         let (slot, wqe, sges) = {
             let sq = self.sq.lock();
-            let in_flight = if sq.next >= sq.head {
-                sq.next - sq.head
-            } else {
-                sq.next + sq.wqes.len() - sq.head
+            let (Some(slot), Some(&w)) = (sq.wqes.slot(sq.sent), sq.wqes.get(sq.sent)) else {
+                return Ok(false);
             };
-            if sq.count == 0 || in_flight >= sq.count {
+            // A fence waits for every earlier Read to complete.
+            if w.fence && (0..sq.sent).any(|k| sq.wqes.get(k).is_some_and(|e| e.state == WqeState::Reading)) {
                 return Ok(false);
             }
-            let slot = sq.next;
-            let w = sq.wqes[slot].clone();
-            if w.fence {
-                // Wait for every earlier Read to complete.
-                let mut i = sq.head;
-                while i != slot {
-                    if sq.wqes[i].state == WqeState::Reading {
-                        return Ok(false);
-                    }
-                    i = ring_add(i, 1, sq.wqes.len());
-                }
-            }
-            let base = slot * self.caps.max_send_sge as usize;
             let mut sges: [Sge; limits::MAX_SGE] = Default::default();
-            for (i, s) in sq.sges[base..base + w.nsge].iter().enumerate() {
+            for (i, s) in sq.sges.of(slot)[..w.nsge].iter().enumerate() {
                 sges[i] = s.clone();
             }
             (slot, w, sges)
@@ -194,7 +169,9 @@ impl Qp {
                         return Ok(true);
                     }
                 }
-                self.sq.lock().wqes[slot].state = WqeState::Reading;
+                if let Some(w) = self.sq.lock().wqes.at_mut(slot) {
+                    w.state = WqeState::Reading;
+                }
                 (
                     WorkRequest::ReadRequest(ReadRequest {
                         sink_stag,
@@ -224,10 +201,7 @@ impl Qp {
             }
         };
         let payload = if wqe.inline { Payload::Inline(slot) } else { payload };
-        {
-            let mut sq = self.sq.lock();
-            sq.next = ring_add(slot, 1, sq.wqes.len());
-        }
+        self.sq.lock().mark_sent(slot);
         self.send_message(tx, sock, wr, payload)?;
         if wqe.opcode as u32 != SRNIC_WR_RDMA_READ {
             self.finish_send(slot, SRNIC_WC_SUCCESS);
@@ -238,10 +212,10 @@ impl Qp {
     pub(super) fn finish_send(&self, slot: usize, status: u32) {
         {
             let mut sq = self.sq.lock();
-            sq.wqes[slot].state = WqeState::Done(status);
-            if sq.next == slot {
-                sq.next = ring_add(slot, 1, sq.wqes.len());
+            if let Some(w) = sq.wqes.at_mut(slot) {
+                w.state = WqeState::Done(status);
             }
+            sq.mark_sent(slot);
         }
         self.complete_sends();
     }
