@@ -23,12 +23,14 @@ mod verbs;
 /// `rust/proto/src/lib.rs`): `no_std`, allocation-free, sans-IO state machines.
 #[path = "proto/src"]
 pub mod proto {
+    pub mod bytes;
     pub mod crc;
     pub mod ddp;
     pub mod mpa;
     pub mod rdmap;
     pub mod ring;
     pub mod rmpp;
+    pub mod term;
 }
 
 /// The user-space ABI, shared with user space as the `srnic-uapi` crate.

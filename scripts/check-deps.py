@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Checks that the kernel side's module dependencies point one way.
+"""Checks that module dependencies point one way, in the kernel side (rust/)
+and in the protocol cores' crate (rust/proto/src).
 
-Every file of rust/ (but the protocol cores in rust/proto, a crate of their
-own) is a module; a module depends on another when it names it through
-`crate::` (in a `use` or a path). The check fails when modules depend on each
+Every file is a module (rust/proto is left out of the kernel side's tree: it
+is checked as a crate of its own); a module depends on another when it names
+it through a `crate::`, `self::` or `super::` path (in a `use` or anywhere
+else; unit tests under #[cfg(test)] do not count). The check fails when modules depend on each
 other in a circle (a strongly connected component of more than one module),
 and prints each circle. A circle may only stay while it is listed in KNOWN
 below, with the reason and what removes it.
@@ -18,6 +20,7 @@ from pathlib import Path
 
 TOP = Path(__file__).resolve().parent.parent
 RUST = TOP / "rust"
+PROTO = RUST / "proto" / "src"
 
 # Circles that are known and scheduled to go: frozenset of modules -> why.
 KNOWN = {
@@ -29,33 +32,42 @@ KNOWN = {
 }
 
 
-def module_of(path: Path, rust: Path) -> str:
-    rel = path.relative_to(rust).with_suffix("")
+def module_of(path: Path, root: Path) -> str:
+    rel = path.relative_to(root).with_suffix("")
     parts = list(rel.parts)
-    if parts == ["srnic_main"]:
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    if parts in (["srnic_main"], ["lib"], []):
         return "crate"
     return "::".join(parts)
 
 
-def modules(rust: Path) -> dict:
+def modules(root: Path, skip_proto: bool = True) -> dict:
     mods = {}
-    for p in sorted(rust.rglob("*.rs")):
-        if "proto" in p.relative_to(rust).parts[:1]:
+    for p in sorted(root.rglob("*.rs")):
+        if skip_proto and "proto" in p.relative_to(root).parts[:1]:
             continue
-        mods[module_of(p, rust)] = p
+        mods[module_of(p, root)] = p
     return mods
 
 
 def strip_comments(src: str) -> str:
     src = re.sub(r"//[^\n]*", "", src)
-    return re.sub(r"/\*.*?\*/", "", src, flags=re.S)
+    src = re.sub(r"/\*.*?\*/", "", src, flags=re.S)
+    # Unit tests sit at the end of a file under #[cfg(test)]; what they import
+    # is not a dependency of the module.
+    return src.split("#[cfg(test)]", 1)[0]
+
+
+ANCHOR = r"(crate|self|(?:super::)*super)"
 
 
 def use_paths(src: str):
-    """Every `crate::a::b...` path named in src, `use crate::{...}` trees expanded."""
+    """Every path named in src that starts at `crate::`, `self::` or `super::`,
+    as (anchor, path) pairs, `use ...::{...}` trees expanded."""
     out = []
 
-    def expand(prefix: str, tree: str):
+    def expand(anchor: str, prefix: str, tree: str):
         tree = tree.strip()
         # split the top level of a brace list
         depth, cur, items = 0, "", []
@@ -76,15 +88,28 @@ def use_paths(src: str):
                 continue
             m = re.match(r"^([\w:]*?)(?:::)?\{(.*)\}$", it, re.S)
             if m:
-                expand(prefix + (m.group(1) + "::" if m.group(1) else ""), m.group(2))
+                expand(anchor, prefix + (m.group(1) + "::" if m.group(1) else ""), m.group(2))
             else:
-                out.append(prefix + it.split(" as ")[0].strip())
+                out.append((anchor, prefix + it.split(" as ")[0].strip()))
 
-    for m in re.finditer(r"use\s+crate::\{(.*?)\};", src, re.S):
-        expand("", m.group(1))
-    for m in re.finditer(r"crate::([\w:]+)", src):
-        out.append(m.group(1))
+    for m in re.finditer(r"use\s+" + ANCHOR + r"::\{(.*?)\};", src, re.S):
+        expand(m.group(1), "", m.group(2))
+    for m in re.finditer(r"(?<![\w:])" + ANCHOR + r"::((?!super\b)[\w:]+)", src):
+        out.append((m.group(1), m.group(2)))
     return out
+
+
+def resolve(module: str, anchor: str, path: str) -> list:
+    """The absolute path (a list of names) that `anchor::path` names in `module`."""
+    here = [] if module == "crate" else module.split("::")
+    if anchor == "crate":
+        base = []
+    elif anchor == "self":
+        base = here
+    else:
+        ups = anchor.count("super")
+        base = here[:max(len(here) - ups, 0)]
+    return base + [x for x in path.split("::") if x and x != "self"]
 
 
 def deps(mods: dict) -> dict:
@@ -92,8 +117,8 @@ def deps(mods: dict) -> dict:
     for name, path in mods.items():
         src = strip_comments(path.read_text())
         targets = set()
-        for p in use_paths(src):
-            parts = [x for x in p.split("::") if x and x != "self"]
+        for anchor, p in use_paths(src):
+            parts = resolve(name, anchor, p)
             # the longest prefix that is a module
             for n in range(len(parts), 0, -1):
                 cand = "::".join(parts[:n])
@@ -144,9 +169,10 @@ def circles(graph: dict):
     return out
 
 
-def check(rust: Path, known: dict, show_graph: bool = False, out=print) -> int:
-    """Prints the circles of the tree under `rust`; returns the problems found."""
-    mods = modules(rust)
+def check(rust: Path, known: dict, show_graph: bool = False, out=print, proto: bool = False) -> int:
+    """Prints the circles of the tree under `rust` (the kernel side, or with
+    `proto` the protocol cores' crate); returns the problems found."""
+    mods = modules(rust, skip_proto=not proto)
     graph = deps(mods)
     if show_graph:
         for name in sorted(graph):
@@ -167,7 +193,8 @@ def check(rust: Path, known: dict, show_graph: bool = False, out=print) -> int:
         if k not in found:
             out(f"deps: listed circle no longer exists, remove it from KNOWN: {' <-> '.join(sorted(k))}")
             bad += 1
-    out(f"deps: {len(mods)} modules, {sum(len(v) for v in graph.values())} dependencies, "
+    label = "rust/proto/src" if proto else "rust"
+    out(f"deps: {label}: {len(mods)} modules, {sum(len(v) for v in graph.values())} dependencies, "
         f"{bad} problem{'s' if bad != 1 else ''}")
     return bad
 
@@ -219,8 +246,29 @@ def self_test() -> int:
         }, {frozenset({"a", "b"}): "why"}, 1),
     ]
     failed = 0
-    for what, files, known, want in cases:
-        got = check(tree(files), known, out=quiet)
+    proto_cases = [
+        ("super:: paths in a crate of its own", {
+            "lib.rs": "pub mod a; pub mod b; pub mod m;",
+            "a.rs": "use super::b::X;",
+            "b.rs": "pub struct X;",
+            "m.rs": "pub mod t;",
+            "m/t.rs": "use super::super::{a::Y, b}; use super::Z;",
+        }, {}, 0),
+        ("super:: paths that make a circle", {
+            "lib.rs": "pub mod a; pub mod m;",
+            "a.rs": "fn f() { super::m::t::g(); }",
+            "m.rs": "pub mod t;",
+            "m/t.rs": "use super::super::a::Y;",
+        }, {}, 1),
+        ("a unit test's imports do not count", {
+            "lib.rs": "pub mod a; pub mod b;",
+            "a.rs": "use super::b::X;",
+            "b.rs": "pub struct X;\n#[cfg(test)]\nmod tests { use super::super::a::Y; }",
+        }, {}, 0),
+    ]
+    runs = [c + (False,) for c in cases] + [c + (True,) for c in proto_cases]
+    for what, files, known, want, proto in runs:
+        got = check(tree(files), known, out=quiet, proto=proto)
         ok = got == want
         failed += not ok
         print(f"deps self-test: {'ok' if ok else 'FAILED'}: {what} ({got} problems, want {want})")
@@ -232,7 +280,10 @@ def self_test() -> int:
 def main() -> int:
     if "--self-test" in sys.argv[1:]:
         return self_test()
-    return 1 if check(RUST, KNOWN, "--graph" in sys.argv[1:]) else 0
+    graph = "--graph" in sys.argv[1:]
+    bad = check(RUST, KNOWN, graph)
+    bad += check(PROTO, {}, graph, proto=True)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

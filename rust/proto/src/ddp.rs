@@ -10,7 +10,8 @@
 //! (tagged: STag + tagged offset + length; untagged: QN + MSN + MO + length) and the
 //! transmit side yields payload ranges inside the message.
 
-use super::rdmap::TermCode;
+use super::bytes::{be16, be32, be64, put};
+use super::term::TermCode;
 
 /// Control word bit: tagged buffer model (RFC 5041 section 4.2).
 pub const CTRL_TAGGED: u16 = 0x8000;
@@ -56,31 +57,6 @@ mod field {
     pub(super) const QN: usize = 6;
     pub(super) const MSN: usize = 10;
     pub(super) const MO: usize = 14;
-}
-
-/// Reads a big-endian u16 at `off`, `None` if out of range.
-pub(crate) fn be16(b: &[u8], off: usize) -> Option<u16> {
-    let s = b.get(off..off.checked_add(2)?)?;
-    Some(u16::from_be_bytes(s.try_into().ok()?))
-}
-
-/// Reads a big-endian u32 at `off`, `None` if out of range.
-pub(crate) fn be32(b: &[u8], off: usize) -> Option<u32> {
-    let s = b.get(off..off.checked_add(4)?)?;
-    Some(u32::from_be_bytes(s.try_into().ok()?))
-}
-
-/// Reads a big-endian u64 at `off`, `None` if out of range.
-pub(crate) fn be64(b: &[u8], off: usize) -> Option<u64> {
-    let s = b.get(off..off.checked_add(8)?)?;
-    Some(u64::from_be_bytes(s.try_into().ok()?))
-}
-
-/// Writes `v` at `off`; `None` if the buffer is too short.
-pub(crate) fn put(b: &mut [u8], off: usize, v: &[u8]) -> Option<()> {
-    b.get_mut(off..off.checked_add(v.len())?)?
-        .copy_from_slice(v);
-    Some(())
 }
 
 /// The 16-bit DDP/RDMAP control word.

@@ -23,9 +23,11 @@
     )
 )]
 
+pub mod bytes;
 pub mod crc;
 pub mod ddp;
 pub mod mpa;
 pub mod rdmap;
 pub mod ring;
 pub mod rmpp;
+pub mod term;

@@ -16,7 +16,7 @@
 //! application data behind the IRD/ORD block; negotiators enforce a configurable limit
 //! on what they send.
 
-use super::super::ddp::{be16, put};
+use super::super::bytes::{be16, put};
 use super::RtrCaps;
 
 /// Key of an MPA Request.
