@@ -33,12 +33,14 @@
 //! placement path; `qp/tx.rs` the transmit path.
 
 mod conn;
+mod failure;
 mod queues;
 mod rx;
 mod tx;
 
 use self::{
     conn::Conn,
+    failure::Failure,
     queues::{InboundRead, RecvQueue, SendQueue, Sge, WqeState},
     rx::RxState,
     tx::TxState,
@@ -47,7 +49,7 @@ use crate::{
     proto::{
         ddp::TxQueues,
         mpa::{rx::RxFramer, tx::TxFramer},
-        rdmap::{engine::{OrqEntry, RecvEngine}, Terminate},
+        rdmap::engine::{OrqEntry, RecvEngine},
         ring::Ring,
     },
     sys::wq,
@@ -151,12 +153,6 @@ fn filled<T: Clone>(n: usize, v: T) -> Result<KVVec<T>> {
         k.push(v.clone(), GFP_KERNEL)?;
     }
     Ok(k)
-}
-
-/// The `SrnicWc::term` encoding of a TERMINATE; `received` sets bit 31.
-pub(crate) fn term_word(t: &Terminate, received: bool) -> u32 {
-    (u32::from(t.layer) << 12 | u32::from(t.etype) << 8 | u32::from(t.ecode))
-        | if received { 1 << 31 } else { 0 }
 }
 
 impl Qp {

@@ -118,49 +118,38 @@ impl Qp {
         self.conn.lock().sock.clone()
     }
 
-    /// Moves the QP to ERROR: records the TERMINATE (`sent` to be sent, or
-    /// `received`), fails the operation it concerns and flushes everything else,
+    /// Moves the QP to ERROR: records the TERMINATE (to be sent, or
+    /// received), fails the operation it concerns and flushes everything else,
     /// and reports `SRNIC_EVENT_QP_ERROR` (for a TERMINATE to send: after the
     /// transmit work sent it, see [`Self::report_pending`]).
-    pub(super) fn fail(self: &Arc<Self>, to_send: Option<Terminate>, received: Option<Terminate>) {
-        let status_for_head;
+    pub(super) fn fail(self: &Arc<Self>, f: Failure) {
+        let head_status = f.head_status();
+        let term = f.term_word();
         {
             let mut c = self.conn.lock();
             if c.state == QpState::Error {
                 return;
             }
             c.state = QpState::Error;
-            let t = to_send.or(received);
-            c.term = t.map(|t| term_word(&t, received.is_some())).unwrap_or(0);
-            // A TERMINATE from the peer fails our oldest operation in progress
-            // (remote access errors: DDP tagged, RDMAP remote protection).
-            status_for_head = match received {
-                Some(t) if (t.layer == 1 && t.etype == 1) || (t.layer == 0 && t.etype == 1) => {
-                    SRNIC_WC_REM_ACCESS_ERR
-                }
-                Some(_) => SRNIC_WC_REM_OP_ERR,
-                None => SRNIC_WC_WR_FLUSH_ERR,
-            };
-            if to_send.is_some() {
-                c.term_to_send = to_send;
-                c.report_pending = Some(status_for_head);
+            c.term = term;
+            if let Some(t) = f.to_send() {
+                c.term_to_send = Some(t);
+                c.report_pending = Some(head_status);
             }
         }
-        if to_send.is_some() {
-            stats::TERMINATES_SENT.fetch_add(1, Ordering::Relaxed);
-        }
-        if received.is_some() {
-            stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed);
-        }
-        let term = self.conn.lock().term;
+        match f {
+            Failure::Detected(_) => stats::TERMINATES_SENT.fetch_add(1, Ordering::Relaxed),
+            Failure::Received(_) => stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed),
+            Failure::Closed => 0,
+        };
         pr_info!(
             "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
             self.handle,
-            if received.is_some() { "received" } else { "sent" },
+            if matches!(f, Failure::Received(_)) { "received" } else { "sent" },
             term & 0xffff
         );
-        if to_send.is_none() {
-            self.report_error(status_for_head, term);
+        if f.to_send().is_none() {
+            self.report_error(head_status, term);
         }
         // The transmit work sends the TERMINATE (if any), closes the socket and
         // then reports the error.

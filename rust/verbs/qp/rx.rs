@@ -10,10 +10,9 @@ use crate::{
         ddp::Placement,
         mpa::rx::{RxEvent, RxFramer},
         rdmap::{
-            engine::{Access, Completion, EngineError, OrqEntry, RecvEngine, Verbs},
+            engine::{Access, Completion, OrqEntry, RecvEngine, Verbs},
             StagError,
             TermCode,
-            Terminate,
         },
     },
     sys::{crc::KernelCrc32c, errno::eproto},
@@ -38,7 +37,7 @@ pub(super) struct RxState {
 impl Qp {
     pub(super) fn rx_run(self: Arc<Self>) {
         let Some(sock) = self.socket() else { return };
-        let mut failure: Option<(Option<Terminate>, Option<Terminate>)> = None;
+        let mut failure: Option<Failure> = None;
         {
             let mut rx = self.rx.lock();
             if !rx.active {
@@ -55,7 +54,7 @@ impl Qp {
                             if code == TermCode::LlpCrc {
                                 stats::CRC_ERRORS.fetch_add(1, Ordering::Relaxed);
                             }
-                            failure = Some((Some(Terminate::new(code, None)), None));
+                            failure = Some(Failure::detected(code));
                             return Err(eproto());
                         }
                     };
@@ -73,8 +72,8 @@ impl Qp {
                 rx.active = false;
             }
         }
-        if let Some((send, recv)) = failure {
-            self.fail(send, recv);
+        if let Some(f) = failure {
+            self.fail(f);
         } else if sock.is_closed() {
             pr_info!("QP {}: connection closed by the peer\n", self.handle);
             self.disconnected();
@@ -86,7 +85,7 @@ impl Qp {
         self: &Arc<Self>,
         rx: &mut RxState,
         ev: RxEvent<'_>,
-    ) -> Result<(), (Option<Terminate>, Option<Terminate>)> {
+    ) -> Result<(), Failure> {
         match ev {
             RxEvent::Header { header, ulpdu_len, payload_len } => {
                 stats::RX_FPDUS.fetch_add(1, Ordering::Relaxed);
@@ -103,7 +102,7 @@ impl Qp {
                                 }) {
                                     Some(mr) => Some(mr),
                                     None => {
-                                        return Err((Some(Terminate::new(TermCode::TaggedInvalidStag, None)), None))
+                                        return Err(Failure::detected(TermCode::TaggedInvalidStag))
                                     }
                                 }
                             }
@@ -112,7 +111,7 @@ impl Qp {
                         rx.place = Some((p, mr));
                     }
                     Ok(crate::proto::rdmap::engine::RxAction::Discard) => rx.place = None,
-                    Err(e) => return Err(engine_failure(e)),
+                    Err(e) => return Err(e.into()),
                 }
             }
             RxEvent::Payload { data, seg_offset, .. } => {
@@ -122,13 +121,13 @@ impl Qp {
                     Some((Placement::Tagged { to, .. }, Some(mr))) => {
                         let at = to.wrapping_add(u64::from(seg_offset));
                         if mr.write(at, data).is_err() {
-                            return Err((Some(Terminate::new(TermCode::TaggedBaseBounds, None)), None));
+                            return Err(Failure::detected(TermCode::TaggedBaseBounds));
                         }
                     }
                     Some((Placement::Untagged { qn: 0, mo, .. }, _)) => {
                         let at = mo.wrapping_add(u32::from(seg_offset));
                         if self.place_recv(at, data).is_err() {
-                            return Err((Some(Terminate::new(TermCode::UntaggedNoBuffer, None)), None));
+                            return Err(Failure::detected(TermCode::UntaggedNoBuffer));
                         }
                     }
                     _ => {}
@@ -139,7 +138,7 @@ impl Qp {
                 match rx.engine.on_end() {
                     Ok(Some(c)) => self.rx_complete(rx, c)?,
                     Ok(None) => {}
-                    Err(e) => return Err(engine_failure(e)),
+                    Err(e) => return Err(e.into()),
                 }
             }
         }
@@ -180,7 +179,7 @@ impl Qp {
         self: &Arc<Self>,
         rx: &mut RxState,
         c: Completion,
-    ) -> Result<(), (Option<Terminate>, Option<Terminate>)> {
+    ) -> Result<(), Failure> {
         match c {
             Completion::Recv { len, invalidate, solicited, .. } => {
                 let mut wc = {
@@ -188,7 +187,7 @@ impl Qp {
                     let w = self.rq
                         .lock()
                         .pop()
-                        .ok_or((Some(Terminate::new(TermCode::UntaggedNoBuffer, None)), None))?;
+                        .ok_or(Failure::detected(TermCode::UntaggedNoBuffer))?;
                     SrnicWc {
                         wr_id: w.wr_id,
                         status: SRNIC_WC_SUCCESS,
@@ -226,7 +225,7 @@ impl Qp {
             }
             Completion::ReadRequest { msn, req } => {
                 if self.conn.lock().irq.push(InboundRead { msn, req }).is_err() {
-                    return Err((Some(Terminate::new(TermCode::IrdExceeded, None)), None));
+                    return Err(Failure::detected(TermCode::IrdExceeded));
                 }
                 self.kick_tx();
             }
@@ -236,17 +235,10 @@ impl Qp {
             }
             Completion::Terminated(t) => {
                 rx.active = false;
-                return Err((None, Some(t)));
+                return Err(Failure::Received(t));
             }
         }
         Ok(())
-    }
-}
-
-pub(super) fn engine_failure(e: EngineError) -> (Option<Terminate>, Option<Terminate>) {
-    match e {
-        EngineError::Terminate(_, t) => (Some(t), None),
-        EngineError::Closed => (None, None),
     }
 }
 

@@ -103,7 +103,7 @@ impl Qp {
                     Ok(()) => {}
                     Err(ReadResponseError::Source(t)) => {
                         drop(tx);
-                        self.fail(Some(t), None);
+                        self.fail(Failure::Detected(t));
                         return;
                     }
                     // Like any other send: the connection is gone.
