@@ -270,6 +270,12 @@ int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *use
 	cb->fn = fn;
 	cb->user = user;
 	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data) {
+		/* One owner of a socket's callbacks at a time. */
+		write_unlock_bh(&sk->sk_callback_lock);
+		kfree(cb);
+		return -EBUSY;
+	}
 	cb->sk_data_ready = sk->sk_data_ready;
 	cb->sk_write_space = sk->sk_write_space;
 	cb->sk_state_change = sk->sk_state_change;

@@ -26,6 +26,7 @@ pub mod proto {
     pub mod bytes;
     pub mod crc;
     pub mod ddp;
+    pub mod lifecycle;
     pub mod mpa;
     pub mod rdmap;
     pub mod ring;

@@ -23,13 +23,7 @@ RUST = TOP / "rust"
 PROTO = RUST / "proto" / "src"
 
 # Circles that are known and scheduled to go: frozenset of modules -> why.
-KNOWN = {
-    frozenset({"verbs::qp", "iwarp::cm"}): (
-        "the QP runs its connection's start-up job (qp.rs's cm work item) and "
-        "reports MPA flags with cm's helpers; the connection state machine of the "
-        "redesign (issue 12) moves the start-up into iwarp/ and removes it"
-    ),
-}
+KNOWN: dict = {}
 
 
 def module_of(path: Path, root: Path) -> str:

@@ -10,7 +10,11 @@
 //! still in use.
 
 use crate::{
-    iwarp::cm::{self, CmJob, Listener, PrivateData},
+    iwarp::{
+        listener::Listener,
+        params::{self, PrivateData},
+        startup,
+    },
     rmpp::endpoint::{Ep, EpParams},
     rmpp::node::{self as nodes, Node},
     sys::netdev::net_admin,
@@ -19,7 +23,7 @@ use crate::{
     verbs::cq::Cq,
     verbs::limits,
     verbs::pd::Pd,
-    verbs::qp::{Qp, QpCaps, QpState},
+    verbs::qp::{Qp, QpCaps},
     verbs::stats,
 };
 use kernel::{
@@ -307,7 +311,7 @@ fn listen(ctx: &Context, a: &mut SrnicListen) -> Result<isize> {
     if a.mpa_flags & !SRNIC_MPA_ALL != 0 {
         return Err(EINVAL);
     }
-    let addr = cm::from_abi_addr(&a.addr)?;
+    let addr = params::from_abi_addr(&a.addr)?;
     let mut o = ctx.objs.lock();
     let handle = o.listeners.next_handle()?;
     let (l, port) = Listener::start(handle, addr, a.backlog, a.mpa_flags, ctx.conns.clone(), ctx.events.clone())?;
@@ -328,42 +332,28 @@ fn destroy_listener(ctx: &Context, h: u32) -> Result {
     Ok(())
 }
 
-/// The QP `handle`, which must be in state INIT; moves it to CONNECTING.
-fn qp_for_connect(ctx: &Context, handle: u32) -> Result<kernel::sync::Arc<Qp>> {
-    let qp = ctx.objs.lock().qps.get(handle)?.clone();
-    let mut c = qp.conn.lock();
-    if c.state != QpState::Init {
-        return Err(EINVAL);
-    }
-    c.state = QpState::Connecting;
-    drop(c);
-    Ok(qp)
-}
-
 fn connect(ctx: &Context, a: &mut SrnicConnect) -> Result<isize> {
     if a.mpa_flags & !SRNIC_MPA_ALL != 0 {
         return Err(EINVAL);
     }
-    let addr = cm::from_abi_addr(&a.addr)?;
+    let addr = params::from_abi_addr(&a.addr)?;
     let pd = PrivateData::from_user(a.private_data, a.private_data_len)?;
-    let cfg = cm::mpa_config(a.mpa_flags, a.ird, a.ord);
-    let qp = qp_for_connect(ctx, a.qp_handle)?;
-    qp.conn.lock().cm_job = Some(CmJob::Connect { addr, cfg, pd });
-    qp.kick_cm();
+    let cfg = params::mpa_config(a.mpa_flags, a.ird, a.ord);
+    let qp = ctx.objs.lock().qps.get(a.qp_handle)?.clone();
+    startup::connect(qp, addr, cfg, pd)?;
     Ok(0)
 }
 
 fn accept(ctx: &Context, a: &mut SrnicAccept) -> Result<isize> {
     let pd = PrivateData::from_user(a.private_data, a.private_data_len)?;
     let req = ctx.conns.lock().get(a.conn_id)?.clone();
-    let qp = qp_for_connect(ctx, a.qp_handle)?;
-    // The request is the QP's now.
-    let _ = ctx.conns.lock().remove(a.conn_id);
+    let qp = ctx.objs.lock().qps.get(a.qp_handle)?.clone();
     let mut cfg = req.cfg;
     cfg.ird = a.ird.min(limits::MAX_IRD as u32) as u16;
     cfg.ord = a.ord.min(limits::MAX_ORD as u32) as u16;
-    qp.conn.lock().cm_job = Some(CmJob::Accept { req, cfg, pd });
-    qp.kick_cm();
+    startup::accept(qp, req.clone(), cfg, pd)?;
+    // The request is the QP's now.
+    let _ = ctx.conns.lock().remove(a.conn_id);
     Ok(0)
 }
 

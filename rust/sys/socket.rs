@@ -9,7 +9,7 @@
 //! copies each byte once, from the skb to its destination.
 
 use core::ffi::{c_int, c_long, c_void};
-use core::ptr::NonNull;
+use core::{marker::PhantomData, ptr::NonNull};
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     bindings,
@@ -306,8 +306,9 @@ impl TcpSocket {
     }
 
     /// Installs callbacks that call `T::socket_event` with `target`. The socket
-    /// keeps one reference on `target` until [`Self::clear_callbacks`].
-    pub(crate) fn set_callbacks<T: SocketEvents>(&self, target: Arc<T>) -> Result {
+    /// keeps one reference on `target` until [`Self::clear_callbacks`]. Fails
+    /// with EBUSY when the socket has callbacks already.
+    fn set_callbacks<T: SocketEvents>(&self, target: Arc<T>) -> Result {
         unsafe extern "C" fn tramp<T: SocketEvents>(user: *mut c_void, ev: c_int) {
             // SAFETY: `user` came from `Arc::into_raw` in `set_callbacks` and that
             // reference is only dropped after `srnic_sock_clear_callbacks`, which
@@ -335,12 +336,66 @@ impl TcpSocket {
     /// # Safety
     ///
     /// `T` must be the type given to [`Self::set_callbacks`] on this socket.
-    pub(crate) unsafe fn clear_callbacks<T: SocketEvents>(&self) -> Option<Arc<T>> {
+    unsafe fn clear_callbacks<T: SocketEvents>(&self) -> Option<Arc<T>> {
         // SAFETY: `self` is a live socket.
         let user = unsafe { srnic_sock_clear_callbacks(self.raw()) };
         // SAFETY: a non-NULL `user` is the reference `set_callbacks` leaked for `T`
         // (guaranteed by the caller); no callback can use it any more.
         NonNull::new(user).map(|p| unsafe { Arc::from_raw(p.as_ptr().cast_const().cast::<T>()) })
+    }
+}
+
+/// A socket whose callbacks go to a `T`: the socket holds one reference on
+/// the `T` until the callbacks are removed, by [`Attached::detach`] or on drop.
+///
+/// # Invariants
+///
+/// While `attached`, the callbacks installed on `sock` are the ones
+/// [`TcpSocket::set_callbacks`] installed for this `T` (only this type
+/// installs callbacks, and the glue refuses a second installation).
+pub(crate) struct Attached<T: SocketEvents> {
+    sock: Arc<TcpSocket>,
+    attached: bool,
+    _target: PhantomData<fn() -> Arc<T>>,
+}
+
+impl<T: SocketEvents> Attached<T> {
+    /// Sends the events of `sock` to `target`.
+    pub(crate) fn new(sock: Arc<TcpSocket>, target: Arc<T>) -> Result<Self> {
+        sock.set_callbacks(target)?;
+        // INVARIANT: the callbacks were just installed for `T`.
+        Ok(Self {
+            sock,
+            attached: true,
+            _target: PhantomData,
+        })
+    }
+
+    /// The socket.
+    pub(crate) fn socket(&self) -> &Arc<TcpSocket> {
+        &self.sock
+    }
+
+    /// Removes the callbacks (no callback runs once this returns); returns
+    /// the socket and the reference on the target the callbacks held. Drop
+    /// that reference outside the target's own locks.
+    pub(crate) fn detach(mut self) -> (Arc<TcpSocket>, Option<Arc<T>>) {
+        let target = self.clear();
+        (self.sock.clone(), target)
+    }
+
+    fn clear(&mut self) -> Option<Arc<T>> {
+        if !core::mem::replace(&mut self.attached, false) {
+            return None;
+        }
+        // SAFETY: by the type invariant the installed callbacks are for `T`.
+        unsafe { self.sock.clear_callbacks::<T>() }
+    }
+}
+
+impl<T: SocketEvents> Drop for Attached<T> {
+    fn drop(&mut self) {
+        drop(self.clear());
     }
 }
 

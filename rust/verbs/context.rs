@@ -8,7 +8,7 @@
 //! files: the character device (`crate::chardev`) holds one per open file.
 
 use crate::{
-    iwarp::cm::{ConnTable, Listener},
+    iwarp::{conn_req::ConnTable, listener::Listener},
     rmpp::endpoint::Ep,
     verbs::cq::Cq,
     verbs::events::Events,

@@ -38,6 +38,7 @@ mod queues;
 mod rx;
 mod tx;
 
+pub(crate) use self::conn::Established;
 use self::{
     conn::Conn,
     failure::Failure,
@@ -50,7 +51,6 @@ use crate::{
         ddp::TxQueues,
         mpa::{rx::RxFramer, tx::TxFramer},
         rdmap::engine::{OrqEntry, RecvEngine},
-        ring::Ring,
     },
     sys::wq,
     uapi::*,
@@ -75,28 +75,6 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 
-/// QP states (`SRNIC_QPS_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum QpState {
-    Init,
-    Connecting,
-    Rts,
-    Closing,
-    Error,
-}
-
-impl QpState {
-    fn abi(self) -> u32 {
-        match self {
-            QpState::Init => SRNIC_QPS_INIT,
-            QpState::Connecting => SRNIC_QPS_CONNECTING,
-            QpState::Rts => SRNIC_QPS_RTS,
-            QpState::Closing => SRNIC_QPS_CLOSING,
-            QpState::Error => SRNIC_QPS_ERROR,
-        }
-    }
-}
-
 /// Capacities of a QP, as created.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QpCaps {
@@ -120,7 +98,7 @@ pub(crate) struct Qp {
     pub(crate) events: Arc<Events>,
     pub(crate) caps: QpCaps,
     #[pin]
-    pub(crate) conn: Mutex<Conn>,
+    conn: Mutex<Conn>,
     #[pin]
     sq: Mutex<SendQueue>,
     #[pin]
@@ -133,8 +111,6 @@ pub(crate) struct Qp {
     rx_work: Work<Qp, 0>,
     #[pin]
     tx_work: Work<Qp, 1>,
-    #[pin]
-    pub(crate) cm_work: Work<Qp, 2>,
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
@@ -144,7 +120,6 @@ pub(crate) struct Qp {
 impl_has_work! {
     impl HasWork<Self, 0> for Qp { self.rx_work }
     impl HasWork<Self, 1> for Qp { self.tx_work }
-    impl HasWork<Self, 2> for Qp { self.cm_work }
 }
 
 fn filled<T: Clone>(n: usize, v: T) -> Result<KVVec<T>> {
@@ -168,22 +143,7 @@ impl Qp {
     ) -> Result<Arc<Self>> {
         let sq = SendQueue::new(&caps)?;
         let rq = RecvQueue::new(&caps)?;
-        let conn = Conn {
-            state: QpState::Init,
-            sock: None,
-            neg: None,
-            local: SrnicSockaddr::default(),
-            remote: SrnicSockaddr::default(),
-            term_to_send: None,
-            report_pending: None,
-            term: 0,
-            irq: Ring::new(filled(limits::MAX_IRD, InboundRead::EMPTY)?),
-            await_rtr: false,
-            send_rtr: None,
-            cm_job: None,
-            disconnect_reported: false,
-            destroyed: false,
-        };
+        let conn = Conn::new()?;
         send_cq.users.fetch_add(1, Ordering::AcqRel);
         recv_cq.users.fetch_add(1, Ordering::AcqRel);
         let qp = Arc::pin_init(
@@ -212,7 +172,6 @@ impl Qp {
                 }, "srnic_qp_tx"),
                 rx_work <- new_work!("srnic_qp_rx"),
                 tx_work <- new_work!("srnic_qp_tx"),
-                cm_work <- new_work!("srnic_qp_cm"),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
                 _live: Live::new(Object::Qp),
@@ -235,21 +194,17 @@ impl Qp {
         let _ = wq::queue().enqueue::<Arc<Qp>, 1>(self.clone());
     }
 
-    /// Queues the connection manager work.
-    pub(crate) fn kick_cm(self: &Arc<Self>) {
-        let _ = wq::queue().enqueue::<Arc<Qp>, 2>(self.clone());
-    }
     /// What `SRNIC_IOCTL_QUERY_QP` reports.
     pub(crate) fn query(&self, q: &mut SrnicQueryQp) {
         let c = self.conn.lock();
-        q.state = c.state.abi();
+        q.state = conn::state_abi(c.life.state());
         q.term = c.term;
         q.local = c.local;
         q.remote = c.remote;
         if let Some(n) = c.neg {
             q.ird = u32::from(n.ird);
             q.ord = u32::from(n.ord);
-            q.mpa_flags = crate::iwarp::cm::negotiated_flags(&n);
+            q.mpa_flags = c.mpa_flags;
         }
         q.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
         q.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
@@ -267,13 +222,6 @@ impl WorkItem<1> for Qp {
     type Pointer = Arc<Qp>;
     fn run(this: Arc<Qp>) {
         this.tx_run();
-    }
-}
-
-impl WorkItem<2> for Qp {
-    type Pointer = Arc<Qp>;
-    fn run(this: Arc<Qp>) {
-        crate::iwarp::cm::run_job(this);
     }
 }
 

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The QP's connection: establishing it on a negotiated socket, the socket's
+//! The QP's connection: its life cycle (the state machine of
+//! `proto/src/lifecycle.rs`), taking over a negotiated socket, the socket's
 //! callbacks, errors (TERMINATE and the error report) and disconnection.
 
 use super::*;
 use crate::{
     proto::{
         ddp::TxQueues,
+        lifecycle::{Lifecycle, State},
         mpa::{Negotiated, Rtr, RtrMode, rx::RxFramer, tx::TxFramer},
         rdmap::{engine::{OrqEntry, RecvEngine}, Terminate},
         ring::Ring,
     },
     sys::{
         errno::econnaborted,
-        socket::{SocketEvent, SocketEvents, TcpSocket},
+        socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
     },
     uapi::*,
     verbs::{events::event, limits, stats},
@@ -25,13 +27,26 @@ use kernel::{
     sync::{Arc, ArcBorrow},
 };
 
-/// Connection state.
-pub(crate) struct Conn {
-    pub(crate) state: QpState,
-    pub(crate) sock: Option<Arc<TcpSocket>>,
-    pub(crate) neg: Option<Negotiated>,
+/// What the connection manager hands over with an established socket.
+pub(crate) struct Established {
+    /// The negotiated MPA settings.
+    pub(crate) neg: Negotiated,
+    /// The connection's addresses, local and remote.
     pub(crate) local: SrnicSockaddr,
     pub(crate) remote: SrnicSockaddr,
+    /// The `SRNIC_MPA_*` flags describing `neg` (what QUERY_QP reports).
+    pub(crate) mpa_flags: u32,
+}
+
+/// Connection state.
+pub(crate) struct Conn {
+    pub(super) life: Lifecycle,
+    /// The socket, with its callbacks going to this QP.
+    sock: Option<Attached<Qp>>,
+    pub(super) neg: Option<Negotiated>,
+    pub(super) mpa_flags: u32,
+    pub(super) local: SrnicSockaddr,
+    pub(super) remote: SrnicSockaddr,
     /// A TERMINATE the transmit work must send before it closes.
     pub(super) term_to_send: Option<Terminate>,
     /// The error report (flush with this status for the oldest operation, and
@@ -39,73 +54,106 @@ pub(crate) struct Conn {
     /// destroys the QP when it learns of the error must not lose the TERMINATE.
     pub(super) report_pending: Option<u32>,
     /// The TERMINATE that ended the connection (`SrnicWc::term` encoding).
-    pub(crate) term: u32,
+    pub(super) term: u32,
     /// Inbound Read Requests to answer, in order.
     pub(super) irq: Ring<KVVec<InboundRead>>,
     /// Responder in peer-to-peer mode: nothing may be sent before the RTR arrived.
     pub(super) await_rtr: bool,
     /// Initiator in peer-to-peer mode: the RTR message to send first.
     pub(super) send_rtr: Option<RtrMode>,
-    /// The connection manager work's job (connect or accept parameters).
-    pub(crate) cm_job: Option<crate::iwarp::cm::CmJob>,
-    pub(super) disconnect_reported: bool,
-    /// Destroyed (or its file released): no event may name its handle any more.
-    pub(crate) destroyed: bool,
+}
+
+impl Conn {
+    pub(super) fn new() -> Result<Self> {
+        Ok(Self {
+            life: Lifecycle::new(),
+            sock: None,
+            neg: None,
+            mpa_flags: 0,
+            local: SrnicSockaddr::default(),
+            remote: SrnicSockaddr::default(),
+            term_to_send: None,
+            report_pending: None,
+            term: 0,
+            irq: Ring::new(filled(limits::MAX_IRD, InboundRead::EMPTY)?),
+            await_rtr: false,
+            send_rtr: None,
+        })
+    }
+}
+
+/// `SRNIC_QPS_*` for a connection state.
+pub(super) fn state_abi(s: State) -> u32 {
+    match s {
+        State::Idle => SRNIC_QPS_INIT,
+        State::Connecting => SRNIC_QPS_CONNECTING,
+        State::Connected => SRNIC_QPS_RTS,
+        State::Closing => SRNIC_QPS_CLOSING,
+        State::Error | State::Destroyed => SRNIC_QPS_ERROR,
+    }
 }
 
 impl Qp {
+    /// CONNECT or ACCEPT: the QP must be new (EINVAL otherwise); it is
+    /// Connecting from now on.
+    pub(crate) fn start_connect(&self) -> Result {
+        self.conn.lock().life.start_connect().map_err(|_| EINVAL)
+    }
+
     /// Makes the QP ready to send: called by the connection manager once MPA
-    /// negotiation succeeded on `sock`.
-    pub(crate) fn establish(self: &Arc<Self>, sock: Arc<TcpSocket>, neg: Negotiated) -> Result {
-        // Before any QP lock: the socket lock nests inside `rx` and outside `conn`.
-        let addrs = sock.addrs().ok();
+    /// negotiation succeeded on `sock`. A QP that is no longer connecting
+    /// (destroyed meanwhile) refuses with ECONNABORTED, and the caller's drop
+    /// of the socket closes the connection.
+    pub(crate) fn establish(self: &Arc<Self>, sock: Arc<TcpSocket>, est: Established) -> Result {
+        let neg = est.neg;
         let ord = (neg.ord as usize).min(limits::MAX_ORD) as u16;
         let ird = (neg.ird as usize).min(limits::MAX_IRD) as u16;
-        {
+        // Before any QP lock: the socket lock nests inside `rx` and outside `conn`.
+        // The callbacks only queue work, which finds no socket until it is ours.
+        let mss = match sock.mss() {
+            m if m >= 64 => m,
+            _ => limits::FPDU_BUDGET,
+        };
+        let attached = Attached::new(sock, self.clone())?;
+        let refused = {
             let mut tx = self.tx.lock();
             let mut rx = self.rx.lock();
-            tx.framer = TxFramer::new(neg.crc_tx, neg.markers_tx);
-            tx.queues = TxQueues::new();
-            // One FPDU per TCP segment (RFC 5044 section 5.1): at most the MSS,
-            // each ending a TCP record (send_message). siw's receiver mishandles
-            // a pad/CRC trailer split across two segments (CRC errors), which
-            // FPDUs spanning segments produce.
-            let mss = match sock.mss() {
-                m if m >= 64 => m,
-                _ => limits::FPDU_BUDGET,
-            };
-            tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(1024);
-            tx.active = true;
-            rx.framer = RxFramer::new(neg.crc_rx, neg.markers_rx);
-            rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
-            rx.place = None;
-            rx.active = true;
             let mut c = self.conn.lock();
-            // Only a QP that is still connecting takes the socket: one that was
-            // destroyed (or failed) while MPA start-up ran refuses it, and the
-            // caller's drop of the socket closes the connection.
-            if c.state != QpState::Connecting || c.destroyed {
-                tx.active = false;
-                rx.active = false;
-                return Err(econnaborted());
-            }
-            match neg.rtr {
-                Rtr::None => {}
-                Rtr::Send(mode) => c.send_rtr = Some(mode),
-                Rtr::Await(_) => {
-                    c.await_rtr = true;
-                    rx.engine.expect_rtr();
+            if c.life.establish().is_err() {
+                Some(attached)
+            } else {
+                tx.framer = TxFramer::new(neg.crc_tx, neg.markers_tx);
+                tx.queues = TxQueues::new();
+                // One FPDU per TCP segment (RFC 5044 section 5.1): at most the MSS,
+                // each ending a TCP record (send_message). siw's receiver mishandles
+                // a pad/CRC trailer split across two segments (CRC errors), which
+                // FPDUs spanning segments produce.
+                tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(1024);
+                tx.active = true;
+                rx.framer = RxFramer::new(neg.crc_rx, neg.markers_rx);
+                rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
+                rx.place = None;
+                rx.active = true;
+                match neg.rtr {
+                    Rtr::None => {}
+                    Rtr::Send(mode) => c.send_rtr = Some(mode),
+                    Rtr::Await(_) => {
+                        c.await_rtr = true;
+                        rx.engine.expect_rtr();
+                    }
                 }
+                c.local = est.local;
+                c.remote = est.remote;
+                c.mpa_flags = est.mpa_flags;
+                c.neg = Some(neg);
+                c.sock = Some(attached);
+                None
             }
-            if let Some((l, r)) = addrs {
-                c.local = crate::iwarp::cm::to_abi_addr(l);
-                c.remote = crate::iwarp::cm::to_abi_addr(r);
-            }
-            c.neg = Some(neg);
-            c.sock = Some(sock.clone());
-            c.state = QpState::Rts;
+        };
+        if let Some(attached) = refused {
+            drop(attached.detach());
+            return Err(econnaborted());
         }
-        sock.set_callbacks(self.clone())?;
         stats::CONNECTIONS.fetch_add(1, Ordering::Relaxed);
         // Data may have arrived before the callbacks were installed.
         self.kick_rx();
@@ -113,9 +161,16 @@ impl Qp {
         Ok(())
     }
 
+    /// MPA start-up failed: the QP goes to ERROR. Returns whether the failure
+    /// may be reported (not for a QP destroyed meanwhile: its handle may
+    /// already name another QP).
+    pub(crate) fn connect_failed(&self) -> bool {
+        self.conn.lock().life.connect_failed().is_ok()
+    }
+
     /// The socket, if connected.
     pub(super) fn socket(&self) -> Option<Arc<TcpSocket>> {
-        self.conn.lock().sock.clone()
+        self.conn.lock().sock.as_ref().map(|a| a.socket().clone())
     }
 
     /// Moves the QP to ERROR: records the TERMINATE (to be sent, or
@@ -127,10 +182,9 @@ impl Qp {
         let term = f.term_word();
         {
             let mut c = self.conn.lock();
-            if c.state == QpState::Error {
+            if c.life.fail().is_err() {
                 return;
             }
-            c.state = QpState::Error;
             c.term = term;
             if let Some(t) = f.to_send() {
                 c.term_to_send = Some(t);
@@ -160,6 +214,9 @@ impl Qp {
     /// `head_status`) and reports `SRNIC_EVENT_QP_ERROR` with `term`.
     pub(super) fn report_error(&self, head_status: u32, term: u32) {
         self.flush(head_status, term);
+        if self.conn.lock().life.is_destroyed() {
+            return;
+        }
         let mut ev = event(SRNIC_EVENT_QP_ERROR, self.handle);
         ev.term = term;
         self.events.push(ev);
@@ -182,11 +239,9 @@ impl Qp {
         self.report_pending();
         let report = {
             let mut c = self.conn.lock();
-            let was_error = c.state == QpState::Error;
-            c.state = QpState::Error;
-            let r = !c.disconnect_reported;
-            c.disconnect_reported = true;
-            r && (!was_error || c.term == 0)
+            let d = c.life.disconnected();
+            // Once, and not after a failure that reported a TERMINATE.
+            d.first && (!d.was_error || c.term == 0)
         };
         self.flush(SRNIC_WC_WR_FLUSH_ERR, 0);
         if report {
@@ -197,21 +252,16 @@ impl Qp {
 
     /// Detaches and closes the socket (callbacks removed first).
     pub(crate) fn close_socket(&self, abort: bool) {
-        let sock = self.conn.lock().sock.take();
-        if let Some(sock) = sock {
-            // SAFETY: the callbacks on a QP's socket are always installed for `Qp`.
-            drop(unsafe { sock.clear_callbacks::<Qp>() });
+        let attached = self.conn.lock().sock.take();
+        if let Some(attached) = attached {
+            let (sock, _qp) = attached.detach();
             sock.shutdown(abort);
         }
     }
 
     /// Local disconnect (`SRNIC_IOCTL_DISCONNECT`).
     pub(crate) fn disconnect(self: &Arc<Self>, abort: bool) -> Result {
-        let st = self.conn.lock().state;
-        match st {
-            QpState::Rts | QpState::Closing | QpState::Error => {}
-            _ => return Err(EINVAL),
-        }
+        self.conn.lock().life.begin_close().map_err(|_| EINVAL)?;
         self.close_socket(abort);
         self.disconnected();
         Ok(())
@@ -219,11 +269,7 @@ impl Qp {
 
     /// Tears the QP down (destroy or file release): no events, no completions.
     pub(crate) fn teardown(&self) {
-        {
-            let mut c = self.conn.lock();
-            c.state = QpState::Error;
-            c.destroyed = true;
-        }
+        self.conn.lock().life.destroy();
         self.close_socket(false);
         // Release the memory regions the queues still reference.
         let mut sq = self.sq.lock();

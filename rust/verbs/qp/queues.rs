@@ -217,8 +217,8 @@ impl Qp {
         sges: &[SrnicSge],
         inline_data: Option<&[u8]>,
     ) -> Result {
-        let state = self.conn.lock().state;
-        if state == QpState::Error || state == QpState::Closing {
+        let life = self.conn.lock().life;
+        if !life.may_post_send() {
             return Err(EINVAL);
         }
         if sges.len() > self.caps.max_send_sge as usize {
@@ -292,7 +292,7 @@ impl Qp {
             // Cannot fail: `slot` was free under the same lock.
             sq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         }
-        if state == QpState::Rts {
+        if life.is_connected() {
             self.kick_tx();
         }
         Ok(())
@@ -300,8 +300,7 @@ impl Qp {
 
     /// Posts one receive work request.
     pub(crate) fn post_recv(&self, wr: &SrnicPostWr, sges: &[SrnicSge]) -> Result {
-        let state = self.conn.lock().state;
-        if state == QpState::Error {
+        if !self.conn.lock().life.may_post_recv() {
             return Err(EINVAL);
         }
         if sges.len() > self.caps.max_recv_sge as usize {

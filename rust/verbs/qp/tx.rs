@@ -53,9 +53,9 @@ impl Qp {
         }
         loop {
             // A TERMINATE to send ends the connection.
-            let (state, term, await_rtr, rtr) = {
+            let (life, term, await_rtr, rtr) = {
                 let mut c = self.conn.lock();
-                (c.state, c.term_to_send.take(), c.await_rtr, c.send_rtr.take())
+                (c.life, c.term_to_send.take(), c.await_rtr, c.send_rtr.take())
             };
             if let Some(t) = term {
                 let _ = self.send_message(&mut tx, &sock, WorkRequest::Terminate(t), Payload::None);
@@ -65,14 +65,14 @@ impl Qp {
                 self.report_pending();
                 return;
             }
-            if state == QpState::Error {
+            if life.is_over() {
                 tx.active = false;
                 drop(tx);
                 self.close_socket(false);
                 self.report_pending();
                 return;
             }
-            if state != QpState::Rts {
+            if !life.is_connected() {
                 return;
             }
             if let Some(mode) = rtr {

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A connection request: an accepted TCP connection whose MPA Request
+//! arrived, waiting for `ACCEPT` (see `startup.rs`) or `REJECT`.
+
+use crate::{
+    iwarp::params::PrivateData,
+    proto::mpa::{
+        frame::MAX_FRAME_LEN,
+        negotiate::{MpaConfig, Responder},
+    },
+    sys::{errno::eproto, socket::TcpSocket},
+    verbs::{stats::Live, table::Table},
+};
+use kernel::{
+    prelude::*,
+    sync::{Arc, Mutex},
+};
+
+/// A connection request waiting for `ACCEPT` or `REJECT`.
+#[pin_data(PinnedDrop)]
+pub(crate) struct ConnReq {
+    /// The listener it arrived on.
+    pub(crate) listener: u32,
+    /// The connection (taken by accept or reject).
+    #[pin]
+    pub(super) sock: Mutex<Option<Arc<TcpSocket>>>,
+    /// The MPA Request as received.
+    pub(super) request: [u8; MAX_FRAME_LEN],
+    pub(super) request_len: usize,
+    /// The listener's MPA settings (what this side asks for).
+    pub(crate) cfg: MpaConfig,
+    pub(super) _live: Live,
+}
+
+impl ConnReq {
+    /// Rejects the request with private data `pd` and closes the connection.
+    pub(crate) fn reject(&self, pd: &PrivateData) -> Result {
+        let sock = self.sock.lock().take().ok_or(EINVAL)?;
+        let mut resp = Responder::new(MpaConfig::siw_compatible());
+        let mut buf = [0u8; MAX_FRAME_LEN];
+        let r = match resp.on_bytes(&self.request[..self.request_len]) {
+            Ok((_, Some(_))) => resp.reject(pd.as_slice(), &mut buf).map_err(|_| eproto()),
+            _ => Err(eproto()),
+        };
+        let r = r.and_then(|n| sock.send(&[&buf[..n]], false));
+        sock.shutdown(false);
+        r
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for ConnReq {
+    fn drop(self: Pin<&mut Self>) {
+        if let Some(sock) = self.sock.lock().take() {
+            sock.shutdown(true);
+        }
+    }
+}
+
+/// The pending connection requests of one file.
+pub(crate) type ConnTable = Mutex<Table<Arc<ConnReq>>>;
+
