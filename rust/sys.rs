@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Safe abstractions over the kernel APIs srnic uses that the 6.12 `kernel` crate
 //! does not wrap. These modules, and only these, use `bindings::` and the C glue
-//! in `rust/glue.c`; each is small enough to be reviewed on its own.
+//! in `rust/glue.c`; each is small enough to be reviewed on its own. The module's
+//! other `unsafe` code lives here too (`global`: objects reachable through a
+//! `static`).
 
 pub mod abi;
 pub mod crc;
 pub mod errno;
+pub mod global;
 pub mod miscdev;
 pub mod netdev;
 pub mod pages;

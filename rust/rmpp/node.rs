@@ -8,8 +8,10 @@
 //! endpoints with the same address would split one peer's packets between them.
 //! Both are used from process context only (ioctls and endpoint work items).
 
-use crate::uapi::SRNIC_RMPP_MAX_NID;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use crate::{
+    sys::global::{Global, Installed},
+    uapi::SRNIC_RMPP_MAX_NID,
+};
 use kernel::{
     alloc::KVec,
     new_mutex,
@@ -50,10 +52,12 @@ pub(crate) struct NodeTable {
     inner: Mutex<Inner>,
 }
 
-static TABLE: AtomicPtr<NodeTable> = AtomicPtr::new(core::ptr::null_mut());
+static TABLE: Global<NodeTable> = Global::new();
 
 /// Owns the node table from module init to module exit.
-pub(crate) struct Registration(());
+pub(crate) struct Registration {
+    _table: Installed<NodeTable>,
+}
 
 impl Registration {
     /// Creates the (empty) table and makes it [`table()`].
@@ -65,28 +69,15 @@ impl Registration {
             }),
             GFP_KERNEL,
         )?;
-        TABLE.store(Arc::into_raw(t).cast_mut(), Ordering::Release);
-        Ok(Self(()))
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        let p = TABLE.swap(core::ptr::null_mut(), Ordering::AcqRel);
-        if !p.is_null() {
-            // SAFETY: `p` came from `Arc::into_raw` in `new`; no file is open any
-            // more (the device is gone first), so nothing uses the table.
-            drop(unsafe { Arc::from_raw(p) });
-        }
+        Ok(Self {
+            _table: TABLE.install(t),
+        })
     }
 }
 
 /// The node table. Only `None` outside the module's lifetime.
 fn table() -> Option<&'static NodeTable> {
-    let p = TABLE.load(Ordering::Acquire);
-    // SAFETY: a non-null pointer is the table `Registration` owns, which lives
-    // until module exit, after every file (and so every caller) is gone.
-    unsafe { p.as_ref() }
+    TABLE.get()
 }
 
 /// Sets (`Some`) or removes (`None`) the entry of `nid`.

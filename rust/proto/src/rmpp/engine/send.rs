@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The sender side of the [`Engine`]: the send table's entries ([`SendSlot`]) and
+//! the life of an outgoing message: [`Engine::send`] and [`Engine::abort`], the
+//! receiver's replies (CTS, MSGEND, MSGDROP), its RTS, NULL, GCH and data packets,
+//! its retries and failure on timeouts, and its completion.
+
+use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN};
+use super::{
+    AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, RecvSlot, RestartPolicy, RxDrop,
+    SendError, SendHandle, SendStatus, Transmit,
+};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SendPhase {
+    /// RTS or LAST RTS sent, waiting for CTS / MSGEND / MSGDROP (Figures 2, 3).
+    Rts,
+    /// At least one CTS received; sending or waiting for the next CTS (Figure 3).
+    Granted,
+    /// Aborted or failed: sending NULL until the receiver answers (completion
+    /// already reported).
+    Nulling,
+    /// MSGEND / MSGDROP received: GCH to send, completion to hand out.
+    Closing,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SendTx {
+    None,
+    Rts,
+    Data,
+    Null,
+    Gch,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct SendState {
+    phase: SendPhase,
+    tx: SendTx,
+    dst: u32,
+    msg_id: u32,
+    msg_num: u32,
+    len: u32,
+    tag: u64,
+    cookie: u64,
+    chunk: u32,
+    /// Number of data packets after the RTS (0 for a short message).
+    data_pkts: u32,
+    attempt: u32,
+    null_tries: u32,
+    next_seq: u32,
+    block_start: u32,
+    block_end: u32,
+    deadline: Option<u64>,
+    completion: Option<SendStatus>,
+}
+
+/// One entry of the send table. Opaque; create with `SendSlot::default()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SendSlot {
+    st: Option<SendState>,
+}
+
+impl<SS, RS, PS> Engine<SS, RS, PS>
+where
+    SS: AsMut<[SendSlot]> + AsRef<[SendSlot]>,
+    RS: AsMut<[RecvSlot]> + AsRef<[RecvSlot]>,
+    PS: AsMut<[PeerState]> + AsRef<[PeerState]>,
+{
+    /// Occupied send-table entries.
+    pub fn active_sends(&self) -> usize {
+        self.send.as_ref().iter().filter(|s| s.st.is_some()).count()
+    }
+
+    /// Starts sending a `len`-byte message to `dst` with match `tag`. `cookie` names
+    /// the message's bytes in [`PayloadRef`]s and in the completion; they must stay
+    /// readable until the completion. Returns [`SendError::Full`] when the send table
+    /// is full.
+    pub fn send(
+        &mut self,
+        now: u64,
+        dst: u32,
+        len: u32,
+        tag: u64,
+        cookie: u64,
+    ) -> Result<SendHandle, SendError> {
+        let chunk = self.cfg.chunk();
+        let rto = self.cfg.retransmit_timeout;
+        let peer = usize::try_from(dst)
+            .ok()
+            .and_then(|i| self.peers.as_mut().get_mut(i))
+            .ok_or(SendError::UnknownPeer)?;
+        let slot = self
+            .send
+            .as_mut()
+            .iter_mut()
+            .find(|s| s.st.is_none())
+            .ok_or(SendError::Full)?;
+        let msg_id = self.next_msg_id;
+        self.next_msg_id = msg_id.wrapping_add(1);
+        let msg_num = peer.tx_next;
+        peer.tx_next = msg_num.wrapping_add(1);
+        slot.st = Some(SendState {
+            phase: SendPhase::Rts,
+            tx: SendTx::Rts,
+            dst,
+            msg_id,
+            msg_num,
+            len,
+            tag,
+            cookie,
+            chunk,
+            data_pkts: len.saturating_sub(1).checked_div(chunk).unwrap_or(0),
+            attempt: 0,
+            null_tries: 0,
+            next_seq: 1,
+            block_start: 1,
+            block_end: 1,
+            deadline: Some(now.saturating_add(rto)),
+            completion: None,
+        });
+        Ok(SendHandle(msg_id))
+    }
+
+    /// Aborts an outgoing message (paper: NULL). Its completion
+    /// ([`SendStatus::Aborted`]) is reported at once and the engine stops reading its
+    /// bytes; the engine keeps sending NULL until the receiver answers so that the
+    /// per-peer message numbering stays in step.
+    pub fn abort(&mut self, now: u64, handle: SendHandle) -> Result<(), AbortError> {
+        let rto = self.cfg.retransmit_timeout;
+        let st = self
+            .send
+            .as_mut()
+            .iter_mut()
+            .filter_map(|s| s.st.as_mut())
+            .find(|s| s.msg_id == handle.0)
+            .ok_or(AbortError::NotFound)?;
+        match st.phase {
+            SendPhase::Rts | SendPhase::Granted => {
+                st.completion = Some(SendStatus::Aborted);
+                start_null(st, now, rto);
+                Ok(())
+            }
+            SendPhase::Nulling | SendPhase::Closing => Err(AbortError::Finished),
+        }
+    }
+
+    pub(super) fn rx_reply(&mut self, now: u64, r: &Repr) -> Result<(), RxDrop> {
+        let rto = self.cfg.retransmit_timeout;
+        let found = self
+            .send
+            .as_mut()
+            .iter_mut()
+            .filter_map(|s| s.st.as_mut())
+            .find(|s| s.msg_id == r.msg_id && s.dst == r.dst_nid);
+        let Some(st) = found else {
+            if r.ptype != PacketType::Cts {
+                // Answer a stray final reply with a GCH so the receiver can free
+                // its state early (our own GCH was lost).
+                self.push_ctrl(Ctrl {
+                    ptype: PacketType::Gch,
+                    src: r.src_nid,
+                    dst: r.dst_nid,
+                    msg_id: r.msg_id,
+                    msg_num: r.msg_num,
+                    info2: r.info2,
+                });
+                return Ok(());
+            }
+            return Err(RxDrop::UnknownMessage);
+        };
+        match r.ptype {
+            PacketType::Cts => {
+                let waiting = match st.phase {
+                    SendPhase::Rts => st.data_pkts > 0,
+                    SendPhase::Granted => st.next_seq == st.block_end,
+                    _ => false,
+                };
+                if !waiting {
+                    return Err(RxDrop::Unexpected);
+                }
+                if r.info2 != st.attempt || r.seq != st.next_seq {
+                    return Err(RxDrop::Stale);
+                }
+                if r.info1 == 0 || r.seq == 0 || r.seq > st.data_pkts {
+                    return Err(RxDrop::Malformed);
+                }
+                let left = st.data_pkts.saturating_sub(r.seq).saturating_add(1);
+                st.phase = SendPhase::Granted;
+                st.block_start = r.seq;
+                st.block_end = r.seq.saturating_add(r.info1.min(left));
+                st.tx = SendTx::Data;
+                st.deadline = Some(now.saturating_add(rto));
+                Ok(())
+            }
+            _ => {
+                let status = if r.ptype == PacketType::MsgEnd {
+                    SendStatus::Delivered {
+                        accepted: r.info1.min(st.len),
+                    }
+                } else {
+                    SendStatus::Dropped
+                };
+                match st.phase {
+                    SendPhase::Rts | SendPhase::Granted => st.completion = Some(status),
+                    SendPhase::Nulling => {}
+                    SendPhase::Closing => return Err(RxDrop::Stale),
+                }
+                st.phase = SendPhase::Closing;
+                st.tx = SendTx::Gch;
+                st.deadline = None;
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn poll_send_control(
+        &mut self,
+        now: u64,
+        header: &mut [u8; HEADER_LEN],
+    ) -> Option<Transmit> {
+        let local = self.cfg.local_nid;
+        let rto = self.cfg.retransmit_timeout;
+        let next_id = self.next_msg_id;
+        // Oldest message first: paper section 3.5 resends the lowest message number.
+        let slot = self
+            .send
+            .as_mut()
+            .iter_mut()
+            .filter(|s| {
+                s.st.as_ref()
+                    .is_some_and(|st| matches!(st.tx, SendTx::Rts | SendTx::Null | SendTx::Gch))
+            })
+            .max_by_key(|s| {
+                s.st.as_ref()
+                    .map_or(0, |st| next_id.wrapping_sub(st.msg_id))
+            })?;
+        let st = slot.st.as_mut()?;
+        let tx = core::mem::replace(&mut st.tx, SendTx::None);
+        let mut repr = Repr {
+            ptype: PacketType::Gch,
+            payload_len: 0,
+            src_nid: local,
+            dst_nid: st.dst,
+            msg_id: st.msg_id,
+            msg_num: st.msg_num,
+            len: st.len,
+            seq: 0,
+            info1: 0,
+            info2: st.attempt,
+            tag: 0,
+        };
+        let mut payload = None;
+        match tx {
+            SendTx::Rts => {
+                let first = st.len.min(st.chunk);
+                repr.ptype = if st.data_pkts == 0 {
+                    PacketType::LastRts
+                } else {
+                    PacketType::Rts
+                };
+                repr.payload_len = u16::try_from(first).unwrap_or(0);
+                repr.tag = st.tag;
+                payload = (first > 0).then_some(PayloadRef {
+                    cookie: st.cookie,
+                    offset: 0,
+                    len: first,
+                });
+                st.deadline = Some(now.saturating_add(rto));
+            }
+            SendTx::Null => {
+                repr.ptype = PacketType::Null;
+                st.deadline = Some(now.saturating_add(rto));
+            }
+            _ => {}
+        }
+        let to = st.dst;
+        repr.emit(&mut Packet::new_unchecked(&mut header[..]));
+        if st.phase == SendPhase::Closing && st.completion.is_none() {
+            slot.st = None;
+        }
+        Some(Transmit {
+            to,
+            ptype: repr.ptype,
+            payload,
+        })
+    }
+
+    pub(super) fn poll_send_data(
+        &mut self,
+        now: u64,
+        header: &mut [u8; HEADER_LEN],
+    ) -> Option<Transmit> {
+        let local = self.cfg.local_nid;
+        let rto = self.cfg.retransmit_timeout;
+        let slots = self.send.as_mut();
+        let n = slots.len();
+        let idx = (0..n)
+            .filter_map(|k| self.rr.wrapping_add(k).checked_rem(n))
+            .find(|&i| {
+                slots
+                    .get(i)
+                    .and_then(|s| s.st.as_ref())
+                    .is_some_and(|st| st.tx == SendTx::Data)
+            })?;
+        self.rr = idx.wrapping_add(1);
+        let st = slots.get_mut(idx)?.st.as_mut()?;
+        let s = st.next_seq;
+        let offset = s.saturating_mul(st.chunk);
+        let plen = st.len.saturating_sub(offset).min(st.chunk);
+        let ptype = if s >= st.data_pkts {
+            PacketType::LastData
+        } else if s.saturating_add(1) >= st.block_end {
+            PacketType::StopData
+        } else {
+            PacketType::Data
+        };
+        let repr = Repr {
+            ptype,
+            payload_len: u16::try_from(plen).unwrap_or(0),
+            src_nid: local,
+            dst_nid: st.dst,
+            msg_id: st.msg_id,
+            msg_num: st.msg_num,
+            len: st.len,
+            seq: s,
+            info1: st.block_end.saturating_sub(st.block_start),
+            info2: st.attempt,
+            tag: 0,
+        };
+        repr.emit(&mut Packet::new_unchecked(&mut header[..]));
+        st.next_seq = s.saturating_add(1);
+        if st.next_seq >= st.block_end {
+            st.tx = SendTx::None;
+        }
+        st.deadline = Some(now.saturating_add(rto));
+        Some(Transmit {
+            to: st.dst,
+            ptype,
+            payload: Some(PayloadRef {
+                cookie: st.cookie,
+                offset,
+                len: plen,
+            }),
+        })
+    }
+
+    /// [`Engine::poll_completion`] for the send table.
+    pub(super) fn send_completion(&mut self) -> Option<Completion> {
+        for slot in self.send.as_mut().iter_mut() {
+            let Some(st) = slot.st.as_mut() else { continue };
+            if let Some(status) = st.completion.take() {
+                let c = Completion::Send {
+                    cookie: st.cookie,
+                    dst: st.dst,
+                    msg_id: st.msg_id,
+                    status,
+                };
+                if st.phase == SendPhase::Closing && st.tx == SendTx::None {
+                    slot.st = None;
+                }
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Deadlines of the send table: retransmission of RTS, data or NULL.
+    pub(super) fn send_deadlines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.send
+            .as_ref()
+            .iter()
+            .filter_map(|s| s.st.as_ref())
+            .filter_map(|st| st.deadline)
+    }
+
+    /// [`Engine::handle_timeout`] for the send table: retries, failures after
+    /// `max_retries` and NULL retries.
+    pub(super) fn send_timeouts(&mut self, now: u64) {
+        let cfg = self.cfg;
+        let rto = cfg.retransmit_timeout;
+        let counters = &mut self.counters;
+        for slot in self.send.as_mut().iter_mut() {
+            let Some(st) = slot.st.as_mut() else { continue };
+            match st.deadline {
+                Some(d) if d <= now => {}
+                _ => continue,
+            }
+            match st.phase {
+                SendPhase::Rts | SendPhase::Granted => {
+                    st.attempt = st.attempt.wrapping_add(1);
+                    if st.attempt > cfg.max_retries {
+                        st.completion = Some(SendStatus::Failed);
+                        start_null(st, now, rto);
+                        continue;
+                    }
+                    counters.retransmits = counters.retransmits.saturating_add(1);
+                    if st.phase == SendPhase::Rts {
+                        st.tx = SendTx::Rts;
+                    } else {
+                        let s = match cfg.restart {
+                            RestartPolicy::FromStart => 1,
+                            RestartPolicy::FromLastGrant => st.block_start,
+                        };
+                        st.next_seq = s;
+                        st.block_start = s;
+                        st.block_end = s.saturating_add(1);
+                        st.tx = SendTx::Data;
+                    }
+                    st.deadline = Some(now.saturating_add(rto));
+                }
+                SendPhase::Nulling => {
+                    st.null_tries = st.null_tries.saturating_add(1);
+                    st.attempt = st.attempt.wrapping_add(1);
+                    if st.null_tries > cfg.max_retries {
+                        // The peer is gone; give up quietly.
+                        st.phase = SendPhase::Closing;
+                        st.tx = SendTx::None;
+                        st.deadline = None;
+                        if st.completion.is_none() {
+                            slot.st = None;
+                        }
+                        continue;
+                    }
+                    counters.null_retries = counters.null_retries.saturating_add(1);
+                    st.tx = SendTx::Null;
+                    st.deadline = Some(now.saturating_add(rto));
+                }
+                SendPhase::Closing => st.deadline = None,
+            }
+        }
+    }
+}
+
+fn start_null(st: &mut SendState, now: u64, rto: u64) {
+    st.phase = SendPhase::Nulling;
+    st.tx = SendTx::Null;
+    st.null_tries = 0;
+    st.deadline = Some(now.saturating_add(rto));
+}
