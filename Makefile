@@ -42,6 +42,8 @@ kernel: deps
 check-host: deps
 	scripts/check-deps.py --self-test
 	scripts/check-deps.py
+	@# The repository stands alone: nothing may cite documents outside it.
+	@! git grep -nE '\.\./shared|wire\.md' -- ':!Makefile' || { echo "check-host: the lines above cite documents outside the repository"; exit 1; }
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet

@@ -3,8 +3,8 @@
 //! per-stream receive validation that turns segments into placement instructions.
 //!
 //! Offsets in this module are relative to the start of the *DDP segment*, i.e. the
-//! ULPDU that MPA carries (the FPDU minus its 2-byte length field). wire.md counts from
-//! the FPDU start, so every offset here is two less than there.
+//! ULPDU that MPA carries (the FPDU minus its 2-byte length field): every offset here
+//! is two less than one counted from the FPDU start.
 //!
 //! Nothing here copies payload: the receive side yields [`Placement`] instructions
 //! (tagged: STag + tagged offset + length; untagged: QN + MSN + MO + length) and the

@@ -6,8 +6,8 @@
 //! Submodules: [`engine`] is the per-QP receive engine (segments in, placement and
 //! completion actions out); [`tx`] turns work requests into DDP segments.
 //!
-//! Offsets here are relative to the DDP segment (ULPDU), two less than wire.md's FPDU
-//! offsets.
+//! Offsets here are relative to the DDP segment (ULPDU), two less than offsets
+//! counted from the FPDU start.
 
 pub mod engine;
 pub mod tx;

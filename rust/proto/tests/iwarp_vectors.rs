@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Byte-exact iWARP vectors written by hand from the RFC 5040/5041/5044/6581 layouts
-//! (and wire.md), parsed and emitted both ways; CRC32c check values and a differential
+//! Byte-exact iWARP vectors written by hand from the RFC 5040/5041/5044/6581 layouts,
+//! parsed and emitted both ways; CRC32c check values and a differential
 //! test against the `crc32c` crate; the TERMINATE code table, row by row.
 
 use srnic_proto::crc::{self, Crc32c, SoftCrc32c, CRC32C_INIT};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `srnic rping`: rdma-core's `rping` (librdmacm/examples/rping.c), client and
-//! server, compatible on the wire with it (../shared/docs/wire.md section 5).
+//! server, compatible on the wire with it (Documentation/srnic/interop.rst).
 //!
 //! The client connects with IRD = ORD = 1 and no private data. Both sides keep
 //! one 16-byte receive posted and re-post it as soon as it completes. Messages

@@ -6,7 +6,8 @@
 //! caller's (see [`REQUEST_TIMEOUT_MS`](super::REQUEST_TIMEOUT_MS) and
 //! [`REPLY_TIMEOUT_MS`](super::REPLY_TIMEOUT_MS)).
 //!
-//! Rules implemented (wire.md section 1):
+//! Rules implemented (RFC 5044 section 7.1, RFC 6581; Documentation/srnic/protocols.rst,
+//! "Negotiation rules"):
 //! * CRC is used in both directions if either side sets C.
 //! * A side that sets M asks the peer to insert markers in what the peer sends; a side
 //!   that cannot insert markers refuses (the responder rejects, as siw does).

@@ -17,7 +17,7 @@
 //!   the server, READ back and verified by the client).
 //!
 //! Expected codes, from the TermCode table of `rust/proto/src/rdmap.rs`
-//! (wire.md section 4): inbound WRITE placement fails with DDP/tagged (layer 1,
+//! (Documentation/srnic/protocols.rst, the TERMINATE table): inbound WRITE placement fails with DDP/tagged (layer 1,
 //! type 1): invalid STag 0x00, base/bounds 0x01, access rights 0x00 (as siw),
 //! PD mismatch 0x02; a READ whose source fails its check gets RDMAP/remote
 //! protection (layer 0, type 1): invalid STag 0x00, base/bounds 0x01, access
