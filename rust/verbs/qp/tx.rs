@@ -269,19 +269,10 @@ impl Qp {
             let last_seg = seg.payload_offset + u32::from(seg.payload_len) >= wr.payload_len();
             let crc_on = tx.framer.crc_on();
             let mut fpdu = tx.framer.fpdu(&hdr[..hlen], seg.payload_len).map_err(|_| EINVAL)?;
-            let mut held: Option<crate::proto::mpa::tx::Chunk> = None;
             loop {
                 match fpdu.next(&crc).map_err(|_| EINVAL)? {
-                    TxStep::Bytes(c) => {
-                        if let Some(h) = held.take() {
-                            sock.send(&[h.as_slice()], true)?;
-                        }
-                        held = Some(c);
-                    }
+                    TxStep::Head(c) | TxStep::Marker(c) => sock.send(&[c.as_slice()], true)?,
                     TxStep::Payload { offset, len } => {
-                        if let Some(h) = held.take() {
-                            sock.send(&[h.as_slice()], true)?;
-                        }
                         let at = seg.payload_offset as usize + usize::from(offset);
                         self.for_payload(&payload, at, usize::from(len), |piece| {
                             if crc_on {
@@ -292,12 +283,9 @@ impl Qp {
                         stats::TX_BYTES.fetch_add(u64::from(len), Ordering::Relaxed);
                         self.tx_bytes.fetch_add(u64::from(len), Ordering::Relaxed);
                     }
-                    TxStep::Done => {
-                        if let Some(h) = held.take() {
-                            sock.send_record(&[h.as_slice()], !last_seg)?;
-                        }
-                        break;
-                    }
+                    // The FPDU's last bytes end a TCP record (see `establish`).
+                    TxStep::Trailer(c) => sock.send_record(&[c.as_slice()], !last_seg)?,
+                    TxStep::Done => break,
                 }
             }
             stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);

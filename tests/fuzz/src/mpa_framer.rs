@@ -191,7 +191,9 @@ pub fn frame_messages(
             loop {
                 match f.next(&SoftCrc32c).expect("tx step") {
                     TxStep::Done => break,
-                    TxStep::Bytes(c) => out.extend_from_slice(c.as_slice()),
+                    TxStep::Head(c) | TxStep::Marker(c) | TxStep::Trailer(c) => {
+                        out.extend_from_slice(c.as_slice())
+                    }
                     TxStep::Payload { offset, len } => {
                         assert_eq!(usize::from(offset), sent, "payload ranges in order");
                         let piece = &body[sent..sent + usize::from(len)];

@@ -2,14 +2,16 @@
 //! MPA transmit framer (RFC 5044 sections 4, 6.1) for zero-copy transmission.
 //!
 //! [`TxFramer`] keeps the stream position (for markers) across FPDUs. For each FPDU,
-//! [`TxFramer::fpdu`] returns an [`FpduTx`] that the caller drives with
-//! [`FpduTx::next`]:
+//! [`TxFramer::fpdu`] returns an [`FpduTx`], an iterator over the FPDU's parts in
+//! wire order that the caller drives with [`FpduTx::next`]:
 //!
-//! * [`TxStep::Bytes`]: framing bytes to send (length field and header, markers,
-//!   pad and CRC), in a small owned [`Chunk`];
+//! * [`TxStep::Head`]: the length field and the DDP/RDMAP header (with any marker
+//!   due inside them), in a small owned [`Chunk`];
 //! * [`TxStep::Payload`]: send `len` payload bytes starting at `offset` within this
 //!   segment's payload straight from the caller's pages, then (with CRC on) feed the
 //!   same bytes to [`FpduTx::feed_payload`] before calling `next` again;
+//! * [`TxStep::Marker`]: a marker that falls between two payload pieces;
+//! * [`TxStep::Trailer`]: pad, a marker if due, and the CRC: the FPDU's last bytes;
 //! * [`TxStep::Done`]: the FPDU is complete.
 //!
 //! Payload ranges are split where a marker falls. No payload byte is staged here.
@@ -52,11 +54,15 @@ impl Chunk {
     }
 }
 
-/// What to send next.
+/// The next part of an FPDU to send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxStep {
-    /// Framing bytes.
-    Bytes(Chunk),
+    /// The length field and the header: the FPDU's first bytes.
+    Head(Chunk),
+    /// A marker between two payload pieces.
+    Marker(Chunk),
+    /// Pad, marker and CRC: the FPDU's last bytes.
+    Trailer(Chunk),
     /// Payload bytes `offset..offset + len` of this segment's payload.
     Payload {
         /// Offset within the segment's payload.
@@ -66,6 +72,17 @@ pub enum TxStep {
     },
     /// The FPDU is complete.
     Done,
+}
+
+impl TxStep {
+    /// The framing bytes of a head, marker or trailer step.
+    #[must_use]
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            TxStep::Head(c) | TxStep::Marker(c) | TxStep::Trailer(c) => Some(c.as_slice()),
+            TxStep::Payload { .. } | TxStep::Done => None,
+        }
+    }
 }
 
 /// Transmit framing errors (caller bugs, never caused by the peer).
@@ -167,12 +184,14 @@ impl TxFramer {
         let mut f = self.fpdu(header, plen)?;
         let mut n = 0usize;
         loop {
-            let piece: &[u8] = match f.next(crc)? {
+            let step = f.next(crc)?;
+            let piece: &[u8] = match step {
                 TxStep::Done => return Ok(Some(n)),
-                TxStep::Bytes(c) => {
-                    let end = n.saturating_add(c.len);
+                TxStep::Head(_) | TxStep::Marker(_) | TxStep::Trailer(_) => {
+                    let b = step.bytes().unwrap_or(&[]);
+                    let end = n.saturating_add(b.len());
                     match out.get_mut(n..end) {
-                        Some(d) => d.copy_from_slice(c.as_slice()),
+                        Some(d) => d.copy_from_slice(b),
                         None => return Ok(None),
                     }
                     n = end;
@@ -294,7 +313,7 @@ impl FpduTx<'_> {
                 let hdr = self.hdr;
                 self.put(crc, &mut c, hdr.get(..self.hdr_len).unwrap_or(&[]));
                 self.phase = Phase::Payload;
-                Ok(TxStep::Bytes(c))
+                Ok(TxStep::Head(c))
             }
             Phase::Payload => {
                 if self.framer.crc_on && self.payload_fed != self.payload_sent {
@@ -307,7 +326,7 @@ impl FpduTx<'_> {
                 if self.marker_due() {
                     let mut c = Chunk::new();
                     self.put_marker(crc, &mut c);
-                    return Ok(TxStep::Bytes(c));
+                    return Ok(TxStep::Marker(c));
                 }
                 let left = self.payload_len.saturating_sub(self.payload_sent);
                 let len = if self.framer.markers_on {
@@ -336,9 +355,75 @@ impl FpduTx<'_> {
                 c.push(&value);
                 self.advance(value.len());
                 self.phase = Phase::Done;
-                Ok(TxStep::Bytes(c))
+                Ok(TxStep::Trailer(c))
             }
             Phase::Done => Ok(TxStep::Done),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::super::crc::SoftCrc32c;
+    use super::*;
+    use std::vec::Vec;
+
+    proptest::proptest! {
+        /// Every FPDU is Head, then payload pieces with markers only in front
+        /// of them, then Trailer, then Done; the parts cover the payload in order
+        /// and, put together, are the frame `frame_into` builds.
+        #[test]
+        fn parts_come_in_wire_order(
+            hdr_len in 4usize..=28,
+            payload_len in 0u16..2000,
+            crc_on: bool,
+            markers_on: bool,
+            start in 0u16..600,
+        ) {
+            let crc = SoftCrc32c;
+            let hdr: Vec<u8> = (0..hdr_len).map(|i| i as u8).collect();
+            let payload: Vec<u8> = (0..payload_len).map(|i| (i * 7) as u8).collect();
+            let mut a = TxFramer::new(crc_on, markers_on);
+            // Start somewhere in the marker interval, as a stream does.
+            let warm = [0u8; 512];
+            let mut sink = [0u8; 1024];
+            let warm_len = usize::from(start % 128) * 4;
+            a.frame_into(&crc, &[0u8; 4], &warm[..warm_len], &mut sink).unwrap();
+            let mut b = a.clone();
+            let mut f = a.fpdu(&hdr, payload_len).unwrap();
+            let mut out = Vec::new();
+            let mut kinds = Vec::new();
+            let mut next_payload = 0u16;
+            loop {
+                let step = f.next(&crc).unwrap();
+                match step {
+                    TxStep::Head(_) => kinds.push('H'),
+                    TxStep::Marker(_) => kinds.push('M'),
+                    TxStep::Trailer(_) => kinds.push('T'),
+                    TxStep::Payload { offset, len } => {
+                        kinds.push('P');
+                        proptest::prop_assert_eq!(offset, next_payload);
+                        next_payload += len;
+                        let piece = &payload[usize::from(offset)..usize::from(offset + len)];
+                        f.feed_payload(&crc, piece).unwrap();
+                        out.extend_from_slice(piece);
+                        continue;
+                    }
+                    TxStep::Done => break,
+                }
+                out.extend_from_slice(step.bytes().unwrap());
+            }
+            proptest::prop_assert_eq!(next_payload, payload_len);
+            let s: std::string::String = kinds.iter().collect();
+            proptest::prop_assert!(s.starts_with('H') && s.ends_with('T'), "{}", s);
+            proptest::prop_assert_eq!(s.matches('H').count(), 1);
+            proptest::prop_assert_eq!(s.matches('T').count(), 1);
+            // A marker due at the end goes into the trailer.
+            proptest::prop_assert!(!s.contains("MM") && !s.contains("MT"), "{}", s);
+            let mut whole = std::vec![0u8; out.len() + 64];
+            let n = b.frame_into(&crc, &hdr, &payload, &mut whole).unwrap().unwrap();
+            proptest::prop_assert_eq!(&whole[..n], &out[..]);
         }
     }
 }

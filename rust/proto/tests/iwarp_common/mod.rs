@@ -330,7 +330,9 @@ pub fn send_segments(
         loop {
             match f.next(&SoftCrc32c).expect("step") {
                 TxStep::Done => break,
-                TxStep::Bytes(c) => out.extend_from_slice(c.as_slice()),
+                TxStep::Head(c) | TxStep::Marker(c) | TxStep::Trailer(c) => {
+                    out.extend_from_slice(c.as_slice())
+                }
                 TxStep::Payload { offset, len } => {
                     let s = base + usize::from(offset);
                     let piece = &payload[s..s + usize::from(len)];
