@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Safe abstractions over the kernel APIs srnic uses that the 6.12 `kernel` crate
 //! does not wrap. These modules, and only these, use `bindings::` and the C glue
-//! in `rust/glue.c`; each is small enough to be reviewed on its own. The module's
+//! beside them (`socket.c` for `socket.rs`, and so on, declared in `glue.h`);
+//! each is small enough to be reviewed on its own. The module's
 //! other `unsafe` code lives here too (`global`: objects reachable through a
 //! `static`).
 

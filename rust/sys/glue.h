@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * srnic C glue: what kernel::bindings cannot reach in 6.12. Every function is
- * declared here, defined in glue.c, and wrapped once by a Rust abstraction in
- * rust/sys/ (named beside each).
+ * declared here, defined in the C file beside the Rust abstraction in
+ * rust/sys/ that wraps it once (socket.c for socket.rs, and so on; skb.c is
+ * shared by socket.c and netdev.c).
  */
 #ifndef SRNIC_GLUE_H
 #define SRNIC_GLUE_H
@@ -10,6 +11,8 @@
 #include <linux/fs.h>
 #include <linux/poll.h>
 #include <linux/types.h>
+
+struct kvec;
 
 struct miscdevice;
 
@@ -90,5 +93,14 @@ long srnic_skb_read(struct sk_buff *skb, unsigned int off, size_t len, srnic_rx_
 u64 srnic_now_ns(void);
 bool srnic_net_admin(void);
 int srnic_netdev_info(const char *ifname, unsigned int *mtu);
+
+/* What srnic_skb_walk() hands the bytes to (skb.c). */
+struct srnic_rd {
+	srnic_rx_fn fn;
+	void *arg;
+	long err;
+};
+
+long srnic_skb_walk(struct sk_buff *skb, unsigned int off, size_t len, struct srnic_rd *rd);
 
 #endif /* SRNIC_GLUE_H */

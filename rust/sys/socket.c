@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * srnic C glue: kernel TCP sockets, their callbacks, and tcp_read_sock().
+ * Only what the Rust side cannot reach through kernel::bindings in 6.12;
+ * each function is declared in glue.h and wrapped once in rust/sys/socket.rs.
+ */
+#include <linux/in.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <linux/tcp.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include "glue.h"
+
+static void srnic_sin(struct sockaddr_in *sin, __be32 addr, u16 port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = addr;
+	sin->sin_port = htons(port);
+}
+
+int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
+{
+	struct sockaddr_in sin;
+	struct socket *s;
+	int err;
+
+	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
+	if (err)
+		return err;
+	sock_set_reuseaddr(s->sk);
+	srnic_sin(&sin, addr, port);
+	err = kernel_bind(s, (struct sockaddr *)&sin, sizeof(sin));
+	if (!err)
+		err = kernel_listen(s, backlog);
+	if (err) {
+		sock_release(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **out)
+{
+	struct sockaddr_in sin;
+	struct socket *s;
+	int err;
+
+	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
+	if (err)
+		return err;
+	/* A blocking connect waits at most sk_sndtimeo. */
+	s->sk->sk_sndtimeo = msecs_to_jiffies(timeout_ms);
+	srnic_sin(&sin, addr, port);
+	err = kernel_connect(s, (struct sockaddr *)&sin, sizeof(sin), 0);
+	if (err) {
+		sock_release(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+int srnic_sock_accept(struct socket *lsock, struct socket **out)
+{
+	return kernel_accept(lsock, out, 0);
+}
+
+void srnic_sock_release(struct socket *sock)
+{
+	sock_release(sock);
+}
+
+void srnic_sock_shutdown(struct socket *sock, bool abort)
+{
+	/* Linger 0 turns the close into a reset. */
+	if (abort)
+		sock_no_linger(sock->sk);
+	kernel_sock_shutdown(sock, SHUT_RDWR);
+}
+
+void srnic_sock_set_timeouts(struct socket *sock, int rcv_ms, int snd_ms)
+{
+	lock_sock(sock->sk);
+	sock->sk->sk_rcvtimeo = rcv_ms > 0 ? msecs_to_jiffies(rcv_ms) : MAX_SCHEDULE_TIMEOUT;
+	sock->sk->sk_sndtimeo = snd_ms > 0 ? msecs_to_jiffies(snd_ms) : MAX_SCHEDULE_TIMEOUT;
+	release_sock(sock->sk);
+}
+
+void srnic_sock_nodelay(struct socket *sock)
+{
+	tcp_sock_set_nodelay(sock->sk);
+}
+
+int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport)
+{
+	struct sockaddr_in sin;
+	int err;
+
+	err = kernel_getsockname(sock, (struct sockaddr *)&sin);
+	if (err < 0)
+		return err;
+	*laddr = sin.sin_addr.s_addr;
+	*lport = ntohs(sin.sin_port);
+	err = kernel_getpeername(sock, (struct sockaddr *)&sin);
+	if (err < 0) {
+		*raddr = 0;
+		*rport = 0;
+		return 0;
+	}
+	*raddr = sin.sin_addr.s_addr;
+	*rport = ntohs(sin.sin_port);
+	return 0;
+}
+
+/* The current send MSS (payload bytes per segment, TCP options deducted). */
+int srnic_sock_mss(struct socket *sock)
+{
+	return READ_ONCE(tcp_sk(sock->sk)->mss_cache);
+}
+
+int srnic_sock_port(struct socket *sock)
+{
+	struct sockaddr_in sin;
+	int err = kernel_getsockname(sock, (struct sockaddr *)&sin);
+
+	return err < 0 ? err : ntohs(sin.sin_port);
+}
+
+int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
+		    bool eor)
+{
+	/*
+	 * MSG_EOR: TCP appends nothing more to the buffer holding the last byte,
+	 * so what follows starts a new segment.
+	 */
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) | (eor ? MSG_EOR : 0) };
+
+	return kernel_sendmsg(sock, &msg, (struct kvec *)vec, nr, len);
+}
+
+int srnic_sock_recv(struct socket *sock, void *buf, size_t len, bool nonblock)
+{
+	/* Blocking reads wait for all of buf (MPA start-up reads exact frames). */
+	struct msghdr msg = { .msg_flags = nonblock ? MSG_DONTWAIT : MSG_WAITALL };
+	struct kvec vec = { .iov_base = buf, .iov_len = len };
+
+	return kernel_recvmsg(sock, &msg, &vec, 1, len, msg.msg_flags);
+}
+
+bool srnic_sock_closed(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	return (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) || READ_ONCE(sk->sk_err) ||
+	       READ_ONCE(sk->sk_state) != TCP_ESTABLISHED;
+}
+
+/* The callbacks a connected socket gets; sk_user_data points at this. */
+struct srnic_sock_cb {
+	srnic_sock_cb_fn fn;
+	void *user;
+	/* The socket's own callbacks, restored when srnic's are removed. */
+	void (*sk_data_ready)(struct sock *sk);
+	void (*sk_write_space)(struct sock *sk);
+	void (*sk_state_change)(struct sock *sk);
+};
+
+/*
+ * Each srnic callback first runs the socket's own one (which wakes, among
+ * others, a sender blocked in sendmsg() waiting for buffer space), then tells
+ * the owner. Without the owner (callbacks being removed) the socket's own
+ * callback is all that runs.
+ */
+#define SRNIC_SOCK_CALLBACK(name, field, event)					\
+static void name(struct sock *sk)							\
+{											\
+	struct srnic_sock_cb *cb;							\
+											\
+	read_lock_bh(&sk->sk_callback_lock);						\
+	cb = sk->sk_user_data;								\
+	if (cb) {									\
+		cb->field(sk);								\
+		cb->fn(cb->user, event);						\
+	} else if (sk->field != name) {							\
+		sk->field(sk);								\
+	}										\
+	read_unlock_bh(&sk->sk_callback_lock);						\
+}
+
+SRNIC_SOCK_CALLBACK(srnic_sk_data_ready, sk_data_ready, SRNIC_SOCK_READABLE)
+SRNIC_SOCK_CALLBACK(srnic_sk_write_space, sk_write_space, SRNIC_SOCK_WRITABLE)
+SRNIC_SOCK_CALLBACK(srnic_sk_state_change, sk_state_change, SRNIC_SOCK_STATE)
+
+int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *user)
+{
+	struct sock *sk = sock->sk;
+	struct srnic_sock_cb *cb = kzalloc(sizeof(*cb), GFP_KERNEL);
+
+	if (!cb)
+		return -ENOMEM;
+	cb->fn = fn;
+	cb->user = user;
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data) {
+		/* One owner of a socket's callbacks at a time. */
+		write_unlock_bh(&sk->sk_callback_lock);
+		kfree(cb);
+		return -EBUSY;
+	}
+	cb->sk_data_ready = sk->sk_data_ready;
+	cb->sk_write_space = sk->sk_write_space;
+	cb->sk_state_change = sk->sk_state_change;
+	sk->sk_user_data = cb;
+	sk->sk_data_ready = srnic_sk_data_ready;
+	sk->sk_write_space = srnic_sk_write_space;
+	sk->sk_state_change = srnic_sk_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
+}
+
+/*
+ * Restores the socket's own callbacks. When this returns no srnic callback runs
+ * or will run for this socket; returns the `user` pointer that was installed.
+ */
+void *srnic_sock_clear_callbacks(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct srnic_sock_cb *cb;
+	void *user = NULL;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	cb = sk->sk_user_data;
+	if (cb) {
+		sk->sk_data_ready = cb->sk_data_ready;
+		sk->sk_write_space = cb->sk_write_space;
+		sk->sk_state_change = cb->sk_state_change;
+		sk->sk_user_data = NULL;
+		user = cb->user;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+	kfree(cb);
+	return user;
+}
+
+/* tcp_read_sock() actor: hands the skb's data to rd->fn. */
+static int srnic_rx_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,
+			  size_t len)
+{
+	struct srnic_rd *rd = desc->arg.data;
+	long r = srnic_skb_walk(skb, off, len, rd);
+
+	if (r < 0) {
+		rd->err = r;
+		desc->count = 0;
+		return 0;
+	}
+	if (r < len)
+		desc->count = 0;
+	return r;
+}
+
+/*
+ * Feeds everything queued on the socket to fn, which returns how much it took
+ * (less stops the read) or a negative error. Returns bytes consumed or the error.
+ */
+long srnic_sock_read(struct socket *sock, srnic_rx_fn fn, void *arg)
+{
+	struct srnic_rd rd = { .fn = fn, .arg = arg };
+	read_descriptor_t desc = { .arg.data = &rd, .count = 1 };
+	long n;
+
+	lock_sock(sock->sk);
+	n = tcp_read_sock(sock->sk, &desc, srnic_rx_actor);
+	release_sock(sock->sk);
+	return rd.err ? rd.err : n;
+}
