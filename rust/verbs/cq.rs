@@ -3,18 +3,15 @@
 //!
 //! A CQ is a fixed ring of work completions, filled by its queue pairs (from the
 //! receive and transmit work items and from ioctls that flush) and emptied by
-//! `POLL_CQ`. Arming it (`REQ_NOTIFY_CQ`) asks for one `SRNIC_EVENT_CQ` on the
-//! context's event queue at the next completion (or the next solicited or error
-//! completion). Overflow is an error: the completion is lost, the CQ is marked
-//! and `SRNIC_EVENT_CQ_ERROR` is reported once.
+//! `POLL_CQ`. Arming it (`REQ_NOTIFY_CQ`) asks for one notification at the next
+//! completion (or the next solicited or error completion). Overflow is an
+//! error: the completion is lost, the CQ is marked and reported once.
+//!
+//! Notifications go through one interface, [`CqNotify`]: for a file, the
+//! context's event queue (`SRNIC_EVENT_CQ` and `SRNIC_EVENT_CQ_ERROR` for its
+//! readers, see `events.rs`); for a kernel client, its completion callback.
 
-use crate::{
-    uapi::{
-        SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_EVENT_CQ, SRNIC_EVENT_CQ_ERROR,
-        SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS,
-    },
-    verbs::events::{event, Events},
-};
+use crate::uapi::{SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
 use crate::verbs::stats::{Live, Object};
 use crate::proto::ring::Ring;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -33,6 +30,15 @@ struct Inner {
     overflowed: bool,
 }
 
+/// Where a CQ's notifications go. Called without the CQ's lock, from the
+/// context that added the completion (process context).
+pub(crate) trait CqNotify: Send + Sync {
+    /// The armed CQ `cq` got a completion its arming asked for.
+    fn completion(&self, cq: u32);
+    /// The CQ `cq` overflowed: a completion was lost (reported once).
+    fn overflow(&self, cq: u32);
+}
+
 /// A completion queue.
 #[pin_data]
 pub(crate) struct Cq {
@@ -40,7 +46,7 @@ pub(crate) struct Cq {
     pub(crate) handle: u32,
     #[pin]
     inner: SpinLock<Inner>,
-    events: Arc<Events>,
+    notify: Arc<dyn CqNotify>,
     /// Queue pairs using this CQ.
     pub(crate) users: AtomicU32,
     _live: Live,
@@ -48,7 +54,7 @@ pub(crate) struct Cq {
 
 impl Cq {
     /// A CQ with room for `cqe` completions.
-    pub(crate) fn new(handle: u32, cqe: usize, events: Arc<Events>) -> Result<Arc<Self>> {
+    pub(crate) fn new(handle: u32, cqe: usize, notify: Arc<dyn CqNotify>) -> Result<Arc<Self>> {
         let mut wcs = KVVec::with_capacity(cqe, GFP_KERNEL)?;
         for _ in 0..cqe {
             wcs.push(SrnicWc::default(), GFP_KERNEL)?;
@@ -57,7 +63,7 @@ impl Cq {
             pin_init!(Self {
                 handle,
                 inner <- new_spinlock!(Inner { wcs: Ring::new(wcs), armed: 0, overflowed: false }, "srnic_cq"),
-                events,
+                notify,
                 users: AtomicU32::new(0),
                 _live: Live::new(Object::Cq),
             }),
@@ -84,10 +90,10 @@ impl Cq {
             }
         };
         if notify {
-            self.events.push(event(SRNIC_EVENT_CQ, self.handle));
+            self.notify.completion(self.handle);
         }
         if overflow {
-            self.events.push(event(SRNIC_EVENT_CQ_ERROR, self.handle));
+            self.notify.overflow(self.handle);
         }
     }
 

@@ -9,7 +9,8 @@
 use crate::{
     new_waitqueue,
     sys::waitqueue::{PollMask, PollTable, WaitQueue},
-    uapi::SrnicEvent,
+    uapi::{SrnicEvent, SRNIC_EVENT_CQ, SRNIC_EVENT_CQ_ERROR},
+    verbs::cq::CqNotify,
 };
 use kernel::{
     alloc::KVec,
@@ -122,5 +123,17 @@ pub(crate) fn event(event_type: u32, handle: u32) -> SrnicEvent {
         event_type,
         handle,
         ..Default::default()
+    }
+}
+
+/// A file's CQs notify through its context's event queue: its readers get
+/// `SRNIC_EVENT_CQ` and `SRNIC_EVENT_CQ_ERROR`.
+impl CqNotify for Events {
+    fn completion(&self, cq: u32) {
+        self.push(event(SRNIC_EVENT_CQ, cq));
+    }
+
+    fn overflow(&self, cq: u32) {
+        self.push(event(SRNIC_EVENT_CQ_ERROR, cq));
     }
 }
