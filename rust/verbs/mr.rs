@@ -37,6 +37,43 @@ pub(crate) enum Need {
     RemoteRead,
 }
 
+/// The pages behind a region. One region type serves every source: pinned
+/// user pages for a file's REG_MR today; the kernel verbs API will add its
+/// clients' page arrays as a second variant.
+enum Pages {
+    /// Pages of a process, pinned and charged to its RLIMIT_MEMLOCK.
+    User(PinnedPages),
+}
+
+impl Pages {
+    /// Pins the pages under `[va, va + len)` of the calling process; returns
+    /// them and the offset of `va` in the first.
+    fn pin_user(va: u64, len: u64, writable: bool) -> Result<(Self, usize)> {
+        if len == 0 {
+            return Err(EINVAL);
+        }
+        let end = va.checked_add(len).ok_or(EINVAL)?;
+        let first = va & !(PAGE_SIZE as u64 - 1);
+        let last = end.checked_add(PAGE_SIZE as u64 - 1).ok_or(EINVAL)? & !(PAGE_SIZE as u64 - 1);
+        let npages = usize::try_from((last - first) / PAGE_SIZE as u64).map_err(|_| EINVAL)?;
+        let start = usize::try_from(first).map_err(|_| EFAULT)?;
+        let pages = PinnedPages::pin(start, npages, writable)?;
+        Ok((Pages::User(pages), (va - first) as usize))
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) -> Result {
+        match self {
+            Pages::User(p) => p.write(offset, data),
+        }
+    }
+
+    fn read_pieces(&self, offset: usize, len: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
+        match self {
+            Pages::User(p) => p.read_pieces(offset, len, f),
+        }
+    }
+}
+
 /// A registered memory region.
 pub(crate) struct Mr {
     /// The STag (lkey and rkey).
@@ -48,7 +85,7 @@ pub(crate) struct Mr {
     /// `SRNIC_ACCESS_*` bits.
     pub(crate) access: u32,
     pd: PdUse,
-    pages: PinnedPages,
+    pages: Pages,
     /// Offset of `va` inside the first pinned page.
     page_off: usize,
     valid: AtomicBool,
@@ -58,16 +95,14 @@ pub(crate) struct Mr {
 impl Mr {
     /// Pins `[va, va + len)` of the calling process and makes a region of it.
     pub(crate) fn register(pd: &Arc<Pd>, stag: u32, va: u64, len: u64, access: u32) -> Result<Arc<Self>> {
-        if len == 0 {
-            return Err(EINVAL);
-        }
-        let end = va.checked_add(len).ok_or(EINVAL)?;
-        let first = va & !(PAGE_SIZE as u64 - 1);
-        let last = end.checked_add(PAGE_SIZE as u64 - 1).ok_or(EINVAL)? & !(PAGE_SIZE as u64 - 1);
-        let npages = usize::try_from((last - first) / PAGE_SIZE as u64).map_err(|_| EINVAL)?;
         let writable = access & (SRNIC_ACCESS_LOCAL_WRITE | SRNIC_ACCESS_REMOTE_WRITE) != 0;
-        let start = usize::try_from(first).map_err(|_| EFAULT)?;
-        let pages = PinnedPages::pin(start, npages, writable)?;
+        let (pages, page_off) = Pages::pin_user(va, len, writable)?;
+        Self::new(pd, stag, va, len, access, pages, page_off)
+    }
+
+    /// A region of `len` bytes addressed from `va`, over `pages` from byte
+    /// `page_off` of the first one.
+    fn new(pd: &Arc<Pd>, stag: u32, va: u64, len: u64, access: u32, pages: Pages, page_off: usize) -> Result<Arc<Self>> {
         Arc::new(
             Self {
                 stag,
@@ -76,7 +111,7 @@ impl Mr {
                 access,
                 pd: PdUse::new(pd),
                 pages,
-                page_off: (va - first) as usize,
+                page_off,
                 valid: AtomicBool::new(true),
                 _live: Live::new(Object::Mr),
             },
