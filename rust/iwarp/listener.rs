@@ -58,6 +58,9 @@ pub(crate) struct Listener {
     _live: Live,
 }
 
+/// The largest TCP accept backlog a listener asks for.
+const MAX_BACKLOG: u32 = 1024;
+
 impl_has_work! {
     impl HasWork<Self> for Listener { self.work }
 }
@@ -72,7 +75,7 @@ impl Listener {
         conns: Arc<ConnTable>,
         events: Arc<Events>,
     ) -> Result<(Arc<Self>, u16)> {
-        let sock = TcpSocket::listen(addr, backlog.clamp(1, 1024) as i32)?;
+        let sock = TcpSocket::listen(addr, backlog.clamp(1, MAX_BACKLOG) as i32)?;
         let port = sock.local_port()?;
         let sock = Arc::new(sock, GFP_KERNEL)?;
         let l = Arc::pin_init(

@@ -67,6 +67,12 @@ pub(crate) const MAX_CONN_REQS: usize = 256;
 /// Largest wire size of the FPDUs srnic sends (header, payload, pad and CRC);
 /// the TCP MSS bounds them further (one FPDU per segment, see `Qp::establish`).
 pub(crate) const FPDU_BUDGET: usize = 16384;
+/// The smallest MSS believed; a socket reporting less (not yet connected, or a
+/// broken path MTU) gets `FPDU_BUDGET` instead.
+pub(crate) const MIN_MSS: usize = 64;
+/// The ULPDU size used when the framer finds none fits the budget (cannot
+/// happen for budgets of `MIN_MSS` and more; a safe size if it did).
+pub(crate) const FALLBACK_ULPDU: u16 = 1024;
 
 /// Fills the output fields of a query with this device's values.
 pub(crate) fn fill(q: &mut SrnicQueryDevice) {

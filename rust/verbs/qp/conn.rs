@@ -111,7 +111,7 @@ impl Qp {
         // Before any QP lock: the socket lock nests inside `rx` and outside `conn`.
         // The callbacks only queue work, which finds no socket until it is ours.
         let mss = match sock.mss() {
-            m if m >= 64 => m,
+            m if m >= limits::MIN_MSS => m,
             _ => limits::FPDU_BUDGET,
         };
         let attached = Attached::new(sock, self.clone())?;
@@ -128,7 +128,7 @@ impl Qp {
                 // each ending a TCP record (send_message). siw's receiver mishandles
                 // a pad/CRC trailer split across two segments (CRC errors), which
                 // FPDUs spanning segments produce.
-                tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(1024);
+                tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(limits::FALLBACK_ULPDU);
                 tx.active = true;
                 rx.framer = RxFramer::new(neg.crc_rx, neg.markers_rx);
                 rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
