@@ -291,7 +291,7 @@ impl Device {
                 &mut s,
             )
         }?;
-        Ok(abi::rmpp_stats_counters(&s).to_vec())
+        Ok(s.counters().to_vec())
     }
 }
 
