@@ -295,16 +295,11 @@ unsafe fn conn_params(param: *const srnic_conn_param) -> Result<ConnParams, Errn
     let p = unsafe { obj(param) }?;
     // SAFETY: the caller guarantees private_data covers private_data_len bytes.
     let pd = unsafe { slice(p.private_data as *const u8, p.private_data_len as usize) }?;
-    let f = p.mpa_flags;
     Ok(ConnParams {
         private_data: pd.to_vec(),
         ird: p.ird,
         ord: p.ord,
-        crc: f & abi::SRNIC_MPA_CRC != 0,
-        markers: f & abi::SRNIC_MPA_MARKERS != 0,
-        rev1: f & abi::SRNIC_MPA_REV1 != 0,
-        p2p: f & abi::SRNIC_MPA_P2P != 0,
-        rtr_read: f & abi::SRNIC_MPA_RTR_READ != 0,
+        ..mpa_params(p.mpa_flags)
     })
 }
 
@@ -621,14 +616,7 @@ pub unsafe extern "C" fn srnic_query_qp(qp: *mut srnic_qp, attr: *mut abi::Srnic
         *a = abi::SrnicQueryQp {
             size: std::mem::size_of::<abi::SrnicQueryQp>() as u32,
             qp_handle: q.0.handle(),
-            state: match r.state {
-                srnic::QpState::Init => abi::SRNIC_QPS_INIT,
-                srnic::QpState::Connecting => abi::SRNIC_QPS_CONNECTING,
-                srnic::QpState::Rts => abi::SRNIC_QPS_RTS,
-                srnic::QpState::Closing => abi::SRNIC_QPS_CLOSING,
-                srnic::QpState::Error => abi::SRNIC_QPS_ERROR,
-                srnic::QpState::Unknown(v) => v,
-            },
+            state: r.state.into(),
             mpa_flags: r.mpa_flags.0,
             ird: r.ird,
             ord: r.ord,

@@ -157,10 +157,7 @@ impl Listener {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.inner
-                .cmd(abi::SRNIC_IOCTL_LISTEN, "SRNIC_IOCTL_LISTEN", &mut l)
-        }?;
+        unsafe { dev.inner.cmd(abi::SRNIC_IOCTL_LISTEN, &mut l) }?;
         let mut bound = addr;
         bound.set_port(l.addr.port);
         Ok(Self {
@@ -293,10 +290,7 @@ impl ConnectRequest {
         // after a failure it is rejected by nobody (the module owns it).
         self.answered = true;
         // SAFETY: private_data points at private_data_len readable bytes.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_ACCEPT, "SRNIC_IOCTL_ACCEPT", &mut a)
-        }?;
+        unsafe { self.dev.cmd(abi::SRNIC_IOCTL_ACCEPT, &mut a) }?;
         Ok(())
     }
 
@@ -324,10 +318,7 @@ impl ConnectRequest {
             ..Default::default()
         };
         // SAFETY: private_data points at private_data_len readable bytes.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_REJECT, "SRNIC_IOCTL_REJECT", &mut r)
-        }?;
+        unsafe { self.dev.cmd(abi::SRNIC_IOCTL_REJECT, &mut r) }?;
         Ok(())
     }
 }
@@ -359,10 +350,7 @@ impl QueuePair {
             ..Default::default()
         };
         // SAFETY: private_data points at private_data_len readable bytes.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_CONNECT, "SRNIC_IOCTL_CONNECT", &mut c)
-        }?;
+        unsafe { self.dev.cmd(abi::SRNIC_IOCTL_CONNECT, &mut c) }?;
         Ok(())
     }
 

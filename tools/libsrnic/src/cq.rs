@@ -36,10 +36,7 @@ impl CompletionQueue {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.inner
-                .cmd(abi::SRNIC_IOCTL_CREATE_CQ, "SRNIC_IOCTL_CREATE_CQ", &mut c)
-        }?;
+        unsafe { dev.inner.cmd(abi::SRNIC_IOCTL_CREATE_CQ, &mut c) }?;
         Ok(Self {
             inner: Arc::new(CqInner {
                 dev: dev.inner.clone(),
@@ -78,11 +75,7 @@ impl CompletionQueue {
         };
         // SAFETY: wc_ptr points at num_entries writable srnic_wc records
         // (WorkCompletion is repr(transparent)), valid for the call.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_POLL_CQ, "SRNIC_IOCTL_POLL_CQ", &mut p)
-        }?;
+        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_POLL_CQ, &mut p) }?;
         let n = p.num_entries as usize;
         if n > wc.len() {
             return Err(Error::Protocol(format!(
@@ -108,13 +101,7 @@ impl CompletionQueue {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        let n = unsafe {
-            self.inner.dev.cmd(
-                abi::SRNIC_IOCTL_REQ_NOTIFY_CQ,
-                "SRNIC_IOCTL_REQ_NOTIFY_CQ",
-                &mut r,
-            )
-        }?;
+        let n = unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_REQ_NOTIFY_CQ, &mut r) }?;
         Ok(n > 0)
     }
 

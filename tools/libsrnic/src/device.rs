@@ -59,25 +59,10 @@ struct EventQueue {
 pub struct Capabilities(pub u64);
 
 impl Capabilities {
-    /// The names of the set bits, in bit order; unknown bits as `bitN`.
+    /// The names of the set bits, in bit order (`SRNIC_CAP_MPA_CRC` is
+    /// `mpa-crc`); unknown bits as `bitN`.
     pub fn names(&self) -> Vec<String> {
-        const NAMES: [(u64, &str); 4] = [
-            (abi::SRNIC_CAP_IWARP, "iwarp"),
-            (abi::SRNIC_CAP_MPA_CRC, "mpa-crc"),
-            (abi::SRNIC_CAP_MPA_MARKERS, "mpa-markers"),
-            (abi::SRNIC_CAP_RMPP, "rmpp"),
-        ];
-        (0..64)
-            .map(|b| 1u64 << b)
-            .filter(|bit| self.0 & bit != 0)
-            .map(|bit| {
-                NAMES
-                    .iter()
-                    .find(|(b, _)| *b == bit)
-                    .map(|(_, n)| n.to_string())
-                    .unwrap_or_else(|| format!("bit{}", bit.trailing_zeros()))
-            })
-            .collect()
+        crate::names::bit_names("SRNIC_CAP_", self.0)
     }
 }
 
@@ -100,28 +85,10 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Every counter as (name, value), in ABI order.
-    pub fn counters(&self) -> [(&'static str, u64); 17] {
-        let r = &self.raw;
-        [
-            ("contexts", r.contexts),
-            ("pinned_pages", r.pinned_pages),
-            ("qps", r.qps),
-            ("connections", r.connections),
-            ("tx_fpdus", r.tx_fpdus),
-            ("rx_fpdus", r.rx_fpdus),
-            ("tx_bytes", r.tx_bytes),
-            ("rx_bytes", r.rx_bytes),
-            ("terminates_sent", r.terminates_sent),
-            ("terminates_received", r.terminates_received),
-            ("crc_errors", r.crc_errors),
-            ("pds", r.pds),
-            ("mrs", r.mrs),
-            ("cqs", r.cqs),
-            ("listeners", r.listeners),
-            ("conn_requests", r.conn_requests),
-            ("sockets", r.sockets),
-        ]
+    /// Every counter as (name, value), in ABI order (the names are the fields'
+    /// names in `struct srnic_stats`).
+    pub fn counters(&self) -> [(&'static str, u64); abi::SrnicStats::COUNTER_NAMES.len()] {
+        self.raw.counters()
     }
 }
 
@@ -180,13 +147,7 @@ impl Device {
             ..Default::default()
         };
         // SAFETY: `s` is the structure the command encodes and holds no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_QUERY_STATS,
-                "SRNIC_IOCTL_QUERY_STATS",
-                &mut s,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_QUERY_STATS, &mut s) }?;
         Ok(Stats { raw: s })
     }
 
@@ -300,16 +261,20 @@ impl DeviceInner {
     }
 
     /// Issues command `cmd` with argument structure `arg`, after checking that
-    /// the command encodes `T`'s size.
+    /// the command encodes `T`'s size. An error names the command as the
+    /// header does (`SRNIC_IOCTL_...`).
     ///
     /// # Safety
     ///
     /// `T` must be the structure `cmd` takes, and every user pointer inside `arg`
     /// must be valid for what the command does with it.
-    pub(crate) unsafe fn cmd<T>(&self, cmd: u32, op: &'static str, arg: &mut T) -> Result<i32> {
+    pub(crate) unsafe fn cmd<T>(&self, cmd: u32, arg: &mut T) -> Result<i32> {
         if (cmd >> 16) as usize & 0x3fff != std::mem::size_of::<T>() {
             return Err(Error::InvalidArgument("ioctl size mismatch"));
         }
+        let op = abi::constants("SRNIC_IOCTL_")
+            .find(|c| c.value == u64::from(cmd))
+            .map_or("ioctl", |c| c.name);
         // SAFETY: the size matches; the caller guarantees the rest.
         unsafe { raw_ioctl(&self.file, cmd, arg as *mut T as usize) }.map_err(Error::os(op))
     }
@@ -323,7 +288,7 @@ impl DeviceInner {
             reserved: 0,
         };
         // SAFETY: SrnicHandleArg is what every destroy command takes; no pointers.
-        if unsafe { self.cmd(cmd, "destroy", &mut a) }.is_err() {
+        if unsafe { self.cmd(cmd, &mut a) }.is_err() {
             self.destroy_errors.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -36,6 +36,9 @@
 //! ```
 #![warn(missing_docs)]
 
+#[macro_use]
+mod names;
+
 mod addr;
 mod cm;
 mod cq;

@@ -308,11 +308,7 @@ impl ProtectionDomain {
         };
         // SAFETY: the structure the command takes; addr/len describe memory the
         // caller keeps valid for the region's life.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_REG_MR, "SRNIC_IOCTL_REG_MR", &mut r)
-        }?;
+        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_REG_MR, &mut r) }?;
         Ok((r.mr_handle, r.lkey, r.rkey))
     }
 

@@ -29,10 +29,7 @@ impl ProtectionDomain {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.inner
-                .cmd(abi::SRNIC_IOCTL_ALLOC_PD, "SRNIC_IOCTL_ALLOC_PD", &mut a)
-        }?;
+        unsafe { dev.inner.cmd(abi::SRNIC_IOCTL_ALLOC_PD, &mut a) }?;
         Ok(Self {
             inner: Arc::new(PdInner {
                 dev: dev.inner.clone(),

@@ -67,33 +67,19 @@ impl<'a> QpInitAttr<'a> {
     }
 }
 
-/// Queue pair states (`SRNIC_QPS_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QpState {
-    /// Created, not connected.
-    Init,
-    /// Connection being established.
-    Connecting,
-    /// Connected: ready to send.
-    Rts,
-    /// Being closed.
-    Closing,
-    /// Failed or closed; outstanding requests are flushed.
-    Error,
-    /// A state this library does not know.
-    Unknown(u32),
-}
-
-impl From<u32> for QpState {
-    fn from(v: u32) -> Self {
-        match v {
-            abi::SRNIC_QPS_INIT => Self::Init,
-            abi::SRNIC_QPS_CONNECTING => Self::Connecting,
-            abi::SRNIC_QPS_RTS => Self::Rts,
-            abi::SRNIC_QPS_CLOSING => Self::Closing,
-            abi::SRNIC_QPS_ERROR => Self::Error,
-            v => Self::Unknown(v),
-        }
+abi_enum! {
+    /// Queue pair states (`SRNIC_QPS_*`).
+    pub enum QpState: "SRNIC_QPS_", unknown "state {}" {
+        /// Created, not connected.
+        Init = SRNIC_QPS_INIT,
+        /// Connection being established.
+        Connecting = SRNIC_QPS_CONNECTING,
+        /// Connected: ready to send.
+        Rts = SRNIC_QPS_RTS,
+        /// Being closed.
+        Closing = SRNIC_QPS_CLOSING,
+        /// Failed or closed; outstanding requests are flushed.
+        Error = SRNIC_QPS_ERROR,
     }
 }
 
@@ -424,11 +410,7 @@ impl ProtectionDomain {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_CREATE_QP, "SRNIC_IOCTL_CREATE_QP", &mut c)
-        }?;
+        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_CREATE_QP, &mut c) }?;
         Ok(QueuePair {
             dev: self.inner.dev.clone(),
             _pd: self.inner.clone(),
@@ -476,10 +458,7 @@ impl QueuePair {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_QUERY_QP, "SRNIC_IOCTL_QUERY_QP", &mut q)
-        }?;
+        unsafe { self.dev.cmd(abi::SRNIC_IOCTL_QUERY_QP, &mut q) }?;
         Ok(QpAttr {
             state: q.state.into(),
             mpa_flags: MpaFlags(q.mpa_flags),
@@ -514,13 +493,7 @@ impl QueuePair {
             reserved0: 0,
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.dev.cmd(
-                abi::SRNIC_IOCTL_DISCONNECT,
-                "SRNIC_IOCTL_DISCONNECT",
-                &mut d,
-            )
-        }?;
+        unsafe { self.dev.cmd(abi::SRNIC_IOCTL_DISCONNECT, &mut d) }?;
         Ok(())
     }
 

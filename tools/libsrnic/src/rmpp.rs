@@ -112,13 +112,7 @@ impl RmppEndpoint {
         };
         let dev = pd.device().inner.clone();
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.cmd(
-                abi::SRNIC_IOCTL_RMPP_CREATE_EP,
-                "SRNIC_IOCTL_RMPP_CREATE_EP",
-                &mut a,
-            )
-        }?;
+        unsafe { dev.cmd(abi::SRNIC_IOCTL_RMPP_CREATE_EP, &mut a) }?;
         Ok(Self {
             inner: Arc::new(EpInner {
                 dev,
@@ -168,11 +162,7 @@ impl RmppEndpoint {
         // SAFETY: the module only reads [addr, addr + len), which the caller's
         // borrow (a slice or a region's SGE) covers at the time of the call; it
         // pins or holds those pages itself until the send completes.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_RMPP_SEND, "SRNIC_IOCTL_RMPP_SEND", &mut a)
-        }?;
+        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_RMPP_SEND, &mut a) }?;
         Ok(())
     }
 
@@ -218,13 +208,7 @@ impl RmppEndpoint {
             reserved: 0,
         };
         // SAFETY: the caller keeps the memory to the device until completion.
-        unsafe {
-            self.inner.dev.cmd(
-                abi::SRNIC_IOCTL_RMPP_POST_RECV,
-                "SRNIC_IOCTL_RMPP_POST_RECV",
-                &mut a,
-            )
-        }?;
+        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_RMPP_POST_RECV, &mut a) }?;
         Ok(())
     }
 }
@@ -248,13 +232,7 @@ impl Device {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_RMPP_SET_NODE,
-                "SRNIC_IOCTL_RMPP_SET_NODE",
-                &mut a,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_RMPP_SET_NODE, &mut a) }?;
         Ok(())
     }
 
@@ -267,30 +245,19 @@ impl Device {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_RMPP_SET_NODE,
-                "SRNIC_IOCTL_RMPP_SET_NODE",
-                &mut a,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_RMPP_SET_NODE, &mut a) }?;
         Ok(())
     }
 
-    /// The module's RMPP counters, by name in ABI order.
+    /// The module's RMPP counters, by name in ABI order (`rmpp_` and the field's
+    /// name in `struct srnic_rmpp_stats`).
     pub fn rmpp_stats(&self) -> Result<Vec<(&'static str, u64)>> {
         let mut s = abi::SrnicRmppStats {
             size: std::mem::size_of::<abi::SrnicRmppStats>() as u32,
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_RMPP_QUERY_STATS,
-                "SRNIC_IOCTL_RMPP_QUERY_STATS",
-                &mut s,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_RMPP_QUERY_STATS, &mut s) }?;
         Ok(s.counters().to_vec())
     }
 }

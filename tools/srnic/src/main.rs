@@ -207,7 +207,6 @@ struct RpingArgs {
 
 fn info(dev: &srnic::Device, path: &std::path::Path) -> CmdResult {
     let a = dev.query()?;
-    let r = &a.raw;
     let caps = a.capabilities.names();
     println!("device: {}", path.display());
     println!("abi_version: {}", a.abi_version);
@@ -220,21 +219,7 @@ fn info(dev: &srnic::Device, path: &std::path::Path) -> CmdResult {
             caps.join(" ")
         }
     );
-    for (name, value) in [
-        ("max_pd", u64::from(r.max_pd)),
-        ("max_mr", u64::from(r.max_mr)),
-        ("max_mr_size", r.max_mr_size),
-        ("max_cq", u64::from(r.max_cq)),
-        ("max_cqe", u64::from(r.max_cqe)),
-        ("max_qp", u64::from(r.max_qp)),
-        ("max_qp_wr", u64::from(r.max_qp_wr)),
-        ("max_sge", u64::from(r.max_sge)),
-        ("max_inline_data", u64::from(r.max_inline_data)),
-        ("max_ord", u64::from(r.max_ord)),
-        ("max_ird", u64::from(r.max_ird)),
-        ("max_rmpp_endpoints", u64::from(r.max_rmpp_endpoints)),
-        ("page_size", u64::from(r.page_size)),
-    ] {
+    for (name, value) in a.raw.limits() {
         println!("{name}: {value}");
     }
     Ok(())
