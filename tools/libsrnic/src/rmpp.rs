@@ -6,10 +6,10 @@
 //! optional source NID and a maximum length. Completions arrive in the
 //! endpoint's CQs like every other completion ([`crate::WcOpcode::RmppSend`],
 //! [`crate::WcOpcode::RmppRecv`]); a NID is reached through the module's node
-//! table ([`Device::rmpp_set_node`]).
+//! table ([`Context::rmpp_set_node`]).
 
+use crate::context::{Context, ContextInner};
 use crate::cq::CompletionQueue;
-use crate::device::{Device, DeviceInner};
 use crate::error::{Error, Result};
 use crate::mr::Sge;
 use crate::pd::ProtectionDomain;
@@ -58,7 +58,7 @@ pub struct RmppEndpoint {
 
 #[derive(Debug)]
 struct EpInner {
-    dev: Arc<DeviceInner>,
+    ctx: Arc<ContextInner>,
     handle: u32,
     params: abi::SrnicRmppCreateEp,
     _pd: ProtectionDomain,
@@ -110,12 +110,12 @@ impl RmppEndpoint {
             max_data_pkts: attr.max_data_pkts,
             ..Default::default()
         };
-        let dev = pd.device().inner.clone();
+        let ctx = pd.context().inner.clone();
         // SAFETY: the structure the command takes; no pointers.
-        unsafe { dev.cmd(abi::SRNIC_IOCTL_RMPP_CREATE_EP, &mut a) }?;
+        unsafe { ctx.cmd(abi::SRNIC_IOCTL_RMPP_CREATE_EP, &mut a) }?;
         Ok(Self {
             inner: Arc::new(EpInner {
-                dev,
+                ctx,
                 handle: a.ep_handle,
                 params: a,
                 _pd: pd.clone(),
@@ -162,7 +162,7 @@ impl RmppEndpoint {
         // SAFETY: the module only reads [addr, addr + len), which the caller's
         // borrow (a slice or a region's SGE) covers at the time of the call; it
         // pins or holds those pages itself until the send completes.
-        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_RMPP_SEND, &mut a) }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_RMPP_SEND, &mut a) }?;
         Ok(())
     }
 
@@ -208,19 +208,19 @@ impl RmppEndpoint {
             reserved: 0,
         };
         // SAFETY: the caller keeps the memory to the device until completion.
-        unsafe { self.inner.dev.cmd(abi::SRNIC_IOCTL_RMPP_POST_RECV, &mut a) }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_RMPP_POST_RECV, &mut a) }?;
         Ok(())
     }
 }
 
 impl Drop for EpInner {
     fn drop(&mut self) {
-        self.dev
+        self.ctx
             .destroy(abi::SRNIC_IOCTL_RMPP_DESTROY_EP, self.handle);
     }
 }
 
-impl Device {
+impl Context {
     /// Sets the node table entry of `nid`: reached at `mac` through `ifname`
     /// (needs `CAP_NET_ADMIN`).
     pub fn rmpp_set_node(&self, nid: u32, mac: [u8; 6], ifname: &str) -> Result<()> {

@@ -131,8 +131,9 @@ impl WorkCompletion {
         self.0.qp_handle
     }
 
-    /// The STag a Send with Invalidate invalidated, if any.
-    pub fn invalidated_stag(&self) -> Option<u32> {
+    /// The rkey (STag) a Send with Invalidate invalidated, if any (ibverbs'
+    /// `invalidated_rkey`).
+    pub fn invalidated_rkey(&self) -> Option<u32> {
         (self.0.flags & abi::SRNIC_WC_WITH_INV != 0).then_some(self.0.invalidated_stag)
     }
 
@@ -210,7 +211,7 @@ mod tests {
         });
         assert_eq!(wc.status(), WcStatus::RemAccessErr);
         assert!(!wc.is_success());
-        assert_eq!(wc.invalidated_stag(), Some(0x1234));
+        assert_eq!(wc.invalidated_rkey(), Some(0x1234));
         assert!(wc.is_solicited());
         assert_eq!(
             wc.term(),
@@ -226,7 +227,7 @@ mod tests {
         assert!(e.to_string().contains("remote access error"));
         let ok = WorkCompletion::default();
         assert!(ok.ok().is_ok());
-        assert_eq!(ok.invalidated_stag(), None);
+        assert_eq!(ok.invalidated_rkey(), None);
         assert_eq!(ok.term(), None);
     }
 

@@ -34,12 +34,12 @@ const READ_BATCH: usize = 32;
 /// holds it alive; the file (and with it every kernel object still left) is
 /// closed when the last clone and the last object are dropped.
 #[derive(Clone, Debug)]
-pub struct Device {
-    pub(crate) inner: Arc<DeviceInner>,
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
 }
 
 #[derive(Debug)]
-pub(crate) struct DeviceInner {
+pub(crate) struct ContextInner {
     file: File,
     attr: DeviceAttr,
     events: Mutex<EventQueue>,
@@ -66,7 +66,7 @@ impl Capabilities {
     }
 }
 
-/// What `SRNIC_IOCTL_QUERY_DEVICE` reports.
+/// What `SRNIC_IOCTL_QUERY_DEVICE` reports (ibverbs' `ibv_device_attr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceAttr {
     /// The module's ABI version.
@@ -92,7 +92,7 @@ impl Stats {
     }
 }
 
-impl Device {
+impl Context {
     /// Opens the device at [`DEFAULT_PATH`].
     pub fn open() -> Result<Self> {
         Self::open_path(DEFAULT_PATH)
@@ -120,7 +120,7 @@ impl Device {
             });
         }
         Ok(Self {
-            inner: Arc::new(DeviceInner {
+            inner: Arc::new(ContextInner {
                 file,
                 attr,
                 events: Mutex::new(EventQueue::default()),
@@ -130,13 +130,13 @@ impl Device {
         })
     }
 
-    /// Queries the ABI version, capabilities and limits.
-    pub fn query(&self) -> Result<DeviceAttr> {
+    /// Queries the ABI version, capabilities and limits (`ibv_query_device`).
+    pub fn query_device(&self) -> Result<DeviceAttr> {
         query_file(&self.inner.file)
     }
 
     /// The attributes queried when the device was opened (no system call).
-    pub fn attr(&self) -> &DeviceAttr {
+    pub fn device_attr(&self) -> &DeviceAttr {
         &self.inner.attr
     }
 
@@ -204,9 +204,9 @@ impl Device {
     }
 }
 
-impl AsFd for Device {
+impl AsFd for Context {
     /// The device fd, for poll/epoll: readable when an event record is pending
-    /// in the kernel (see [`Device::process_events`]).
+    /// in the kernel (see [`Context::process_events`]).
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.inner.file.as_fd()
     }
@@ -216,7 +216,7 @@ impl AsFd for Device {
 ///
 /// # Safety
 ///
-/// As [`Device::ioctl`].
+/// As [`Context::ioctl`].
 unsafe fn raw_ioctl(file: &File, cmd: u32, arg: usize) -> io::Result<i32> {
     // SAFETY: the caller guarantees `arg` fits `cmd`; the fd is open.
     let r = unsafe { libc::ioctl(file.as_raw_fd(), cmd as _, arg) };
@@ -249,8 +249,8 @@ fn query_file(file: &File) -> Result<DeviceAttr> {
     })
 }
 
-impl DeviceInner {
-    pub(crate) fn attr(&self) -> &DeviceAttr {
+impl ContextInner {
+    pub(crate) fn device_attr(&self) -> &DeviceAttr {
         &self.attr
     }
 
@@ -426,12 +426,12 @@ impl WriteNonblocking for &File {
 }
 
 #[cfg(test)]
-impl Device {
+impl Context {
     /// A device over any file (the read end of a pipe in the demultiplexer
     /// tests), without the ABI check.
     pub(crate) fn from_file_for_test(file: File) -> Self {
         Self {
-            inner: Arc::new(DeviceInner {
+            inner: Arc::new(ContextInner {
                 file,
                 attr: DeviceAttr {
                     abi_version: abi::SRNIC_ABI_VERSION,
@@ -454,7 +454,7 @@ mod tests {
     use std::os::fd::{FromRawFd, OwnedFd};
 
     /// A device reading from a non-blocking pipe, and the pipe's write end.
-    fn pipe_device() -> (Device, File) {
+    fn pipe_context() -> (Context, File) {
         let mut fds = [0; 2];
         // SAFETY: fds has room for the two descriptors.
         assert_eq!(
@@ -463,7 +463,7 @@ mod tests {
         );
         // SAFETY: pipe2 just created both descriptors and nobody else owns them.
         let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        (Device::from_file_for_test(File::from(r)), File::from(w))
+        (Context::from_file_for_test(File::from(r)), File::from(w))
     }
 
     fn record(ty: u32, handle: u32) -> Vec<u8> {
@@ -475,68 +475,68 @@ mod tests {
         crate::pod::as_bytes(&ev).to_vec()
     }
 
-    fn wait_for(dev: &Device, kind: ObjectKind, h: u32, t: Option<Duration>) -> Option<Event> {
-        dev.inner
+    fn wait_for(ctx: &Context, kind: ObjectKind, h: u32, t: Option<Duration>) -> Option<Event> {
+        ctx.inner
             .wait_event(|e| e.target() == (kind, h), t)
             .unwrap()
     }
 
     #[test]
     fn events_are_routed_per_object_in_arrival_order() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         let mut b = record(abi::SRNIC_EVENT_CQ, 1);
         b.extend(record(abi::SRNIC_EVENT_ESTABLISHED, 1));
         b.extend(record(abi::SRNIC_EVENT_CONNECT_REQUEST, 1));
         b.extend(record(abi::SRNIC_EVENT_DISCONNECTED, 1));
         w.write_all(&b).unwrap();
         // Handle 1 of each kind is a different object.
-        let e = wait_for(&dev, ObjectKind::Qp, 1, Some(Duration::ZERO)).unwrap();
+        let e = wait_for(&ctx, ObjectKind::Qp, 1, Some(Duration::ZERO)).unwrap();
         assert_eq!(e.kind, EventKind::Established);
-        let e = wait_for(&dev, ObjectKind::Listener, 1, Some(Duration::ZERO)).unwrap();
+        let e = wait_for(&ctx, ObjectKind::Listener, 1, Some(Duration::ZERO)).unwrap();
         assert_eq!(e.kind, EventKind::ConnectRequest);
-        assert_eq!(dev.process_events().unwrap(), 2);
+        assert_eq!(ctx.process_events().unwrap(), 2);
         // next_event takes the rest in arrival order.
-        assert_eq!(dev.try_event().unwrap().unwrap().kind, EventKind::CqNotify);
+        assert_eq!(ctx.try_event().unwrap().unwrap().kind, EventKind::CqNotify);
         assert_eq!(
-            dev.try_event().unwrap().unwrap().kind,
+            ctx.try_event().unwrap().unwrap().kind,
             EventKind::Disconnected
         );
-        assert_eq!(dev.try_event().unwrap(), None);
+        assert_eq!(ctx.try_event().unwrap(), None);
     }
 
     #[test]
     fn a_wait_times_out_and_keeps_other_objects_events() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         w.write_all(&record(abi::SRNIC_EVENT_CQ, 7)).unwrap();
         let t0 = Instant::now();
         assert_eq!(
-            wait_for(&dev, ObjectKind::Cq, 8, Some(Duration::from_millis(30))),
+            wait_for(&ctx, ObjectKind::Cq, 8, Some(Duration::from_millis(30))),
             None
         );
         assert!(t0.elapsed() >= Duration::from_millis(30));
-        assert!(wait_for(&dev, ObjectKind::Cq, 7, Some(Duration::ZERO)).is_some());
+        assert!(wait_for(&ctx, ObjectKind::Cq, 7, Some(Duration::ZERO)).is_some());
     }
 
     #[test]
     fn purge_drops_a_destroyed_objects_events() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         let mut b = record(abi::SRNIC_EVENT_QP_ERROR, 3);
         b.extend(record(abi::SRNIC_EVENT_QP_ERROR, 4));
         w.write_all(&b).unwrap();
-        dev.process_events().unwrap();
-        dev.inner.purge(ObjectKind::Qp, 3);
-        assert_eq!(dev.try_event().unwrap().unwrap().handle, 4);
-        assert_eq!(dev.try_event().unwrap(), None);
+        ctx.process_events().unwrap();
+        ctx.inner.purge(ObjectKind::Qp, 3);
+        assert_eq!(ctx.try_event().unwrap().unwrap().handle, 4);
+        assert_eq!(ctx.try_event().unwrap(), None);
     }
 
     #[test]
     fn two_threads_each_get_their_own_event() {
-        let (dev, mut w) = pipe_device();
-        let d2 = dev.clone();
+        let (ctx, mut w) = pipe_context();
+        let d2 = ctx.clone();
         let t = std::thread::spawn(move || {
             wait_for(&d2, ObjectKind::Cq, 2, Some(Duration::from_secs(10))).map(|e| e.kind)
         });
-        let d3 = dev.clone();
+        let d3 = ctx.clone();
         let u = std::thread::spawn(move || {
             wait_for(&d3, ObjectKind::Qp, 2, Some(Duration::from_secs(10))).map(|e| e.kind)
         });
@@ -551,21 +551,21 @@ mod tests {
 
     #[test]
     fn a_partial_record_is_a_protocol_error() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         w.write_all(&[0u8; 10]).unwrap();
-        assert!(matches!(dev.try_event(), Err(Error::Protocol(_))));
+        assert!(matches!(ctx.try_event(), Err(Error::Protocol(_))));
     }
 
     #[test]
     fn many_records_are_read_in_batches() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         // More than one read() batch (32 records).
         for i in 0..40 {
             w.write_all(&record(abi::SRNIC_EVENT_CQ, 100 + i)).unwrap();
         }
-        assert_eq!(dev.process_events().unwrap(), 40);
+        assert_eq!(ctx.process_events().unwrap(), 40);
         for i in 0..40 {
-            assert_eq!(dev.try_event().unwrap().unwrap().handle, 100 + i);
+            assert_eq!(ctx.try_event().unwrap().unwrap().handle, 100 + i);
         }
     }
 
@@ -578,7 +578,7 @@ mod tests {
 
     #[test]
     fn open_missing_device_reports_path() {
-        let e = Device::open_path("/nonexistent/srnic").unwrap_err();
+        let e = Context::open_path("/nonexistent/srnic").unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
         assert!(e.to_string().contains("/nonexistent/srnic"));
     }
@@ -586,7 +586,7 @@ mod tests {
     #[test]
     fn not_a_srnic_device_fails_the_query() {
         // /dev/null opens, but the query ioctl fails (ENOTTY).
-        let e = Device::open_path("/dev/null").unwrap_err();
+        let e = Context::open_path("/dev/null").unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOTTY));
     }
 
