@@ -272,11 +272,14 @@ impl ContextInner {
         if (cmd >> 16) as usize & 0x3fff != std::mem::size_of::<T>() {
             return Err(Error::InvalidArgument("ioctl size mismatch"));
         }
-        let op = abi::constants("SRNIC_IOCTL_")
-            .find(|c| c.value == u64::from(cmd))
-            .map_or("ioctl", |c| c.name);
         // SAFETY: the size matches; the caller guarantees the rest.
-        unsafe { raw_ioctl(&self.file, cmd, arg as *mut T as usize) }.map_err(Error::os(op))
+        unsafe { raw_ioctl(&self.file, cmd, arg as *mut T as usize) }.map_err(|source| {
+            // Looked up only on failure: the commands are polled in hot loops.
+            let op = abi::constants("SRNIC_IOCTL_")
+                .find(|c| c.value == u64::from(cmd))
+                .map_or("ioctl", |c| c.name);
+            Error::Os { op, source }
+        })
     }
 
     /// Destroys `handle` with a `srnic_handle_arg` command; for `Drop`, so a
