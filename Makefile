@@ -4,6 +4,7 @@
 #   make                 build srnic.ko against KDIR (default: the running kernel's build dir)
 #   make KDIR=/path      build srnic.ko against another Rust-enabled 6.12 build tree
 #   make deps            install the Debian packages and bindgen (idempotent)
+#   make uapi            regenerate uapi/src/generated.rs from uapi/srnic.h
 #   make kernel          build the cached test kernels (VARIANT=debug|plain)
 #   make check           every test: host tests, lints, module build, a short fuzz
 #                        run of every target, VM tests
@@ -22,7 +23,7 @@ LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
 
-.PHONY: all modules clean deps kernel check check-host check-module check-long fuzz-smoke fuzz vm-test demo
+.PHONY: all modules clean deps uapi kernel check check-host check-module check-long fuzz-smoke fuzz vm-test demo
 
 all: modules
 
@@ -36,10 +37,14 @@ clean:
 deps:
 	scripts/deps.sh
 
+uapi: deps
+	scripts/gen-uapi.sh
+
 kernel: deps
 	scripts/kernel.sh $(VARIANT)
 
 check-host: deps
+	scripts/gen-uapi.sh --check
 	scripts/check-deps.py --self-test
 	scripts/check-deps.py
 	@# The repository stands alone: nothing may cite documents outside it.

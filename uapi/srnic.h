@@ -11,8 +11,10 @@
  *  - every command is _IOWR under SRNIC_IOCTL_MAGIC; an unknown command is
  *    answered with ENOTTY, a bad user pointer with EFAULT.
  *
- * The Rust mirror is uapi/src/abi.rs; a host test checks that every size and
- * offset here equals the Rust one.
+ * This header is the one definition of the ABI: scripts/gen-uapi.sh generates
+ * the Rust one (uapi/src/generated.rs) from it with bindgen, and a host test
+ * (uapi/tests/c_header.rs) checks every size, offset and constant against the C
+ * compiler. After a change here, run scripts/gen-uapi.sh (make uapi).
  */
 #ifndef _UAPI_SRNIC_H
 #define _UAPI_SRNIC_H

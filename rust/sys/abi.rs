@@ -6,22 +6,16 @@
 use crate::uapi::*;
 use kernel::types::{AsBytes, FromBytes};
 
-/// Implements the byte-level traits for ABI structures.
+/// Implements the byte-level traits for an ABI structure.
 macro_rules! abi_bytes {
-    ($($t:ty),* $(,)?) => {$(
+    ($r:ident, $c:ident, $fields:tt) => {
         // SAFETY: the ABI structures are `#[repr(C)]`, made only of integers and
-        // integer arrays, with no padding (asserted in `uapi/src/abi.rs` and by
-        // the C header test), so every bit pattern is valid and every byte is
-        // initialised.
-        unsafe impl FromBytes for $t {}
+        // integer arrays, with no padding (asserted at compile time in
+        // `uapi/src/abi.rs`, and by the C header test), so every bit pattern is
+        // valid and every byte is initialised.
+        unsafe impl FromBytes for $c {}
         // SAFETY: as above.
-        unsafe impl AsBytes for $t {}
-    )*};
+        unsafe impl AsBytes for $c {}
+    };
 }
-abi_bytes!(
-    SrnicQueryDevice, SrnicHandleArg, SrnicAllocPd, SrnicRegMr, SrnicCreateCq,
-    SrnicReqNotifyCq, SrnicWc, SrnicPollCq, SrnicCreateQp, SrnicQueryQp, SrnicListen,
-    SrnicConnect, SrnicAccept, SrnicReject, SrnicDisconnect, SrnicEvent, SrnicSge,
-    SrnicPostWr, SrnicStats, SrnicRmppNode, SrnicRmppCreateEp, SrnicRmppSend,
-    SrnicRmppPostRecv, SrnicRmppStats,
-);
+crate::srnic_abi_structs!(abi_bytes);

@@ -124,6 +124,10 @@ rmpp_counters!(
     drop_table_full, drop_unknown_msg, drop_unexpected, tx_errors,
 );
 
+// `fill_rmpp` sets every counter listed above, so a name that is no field fails
+// to compile; this catches a field of `struct srnic_rmpp_stats` left out.
+const _: () = assert!(RMPP_COUNT == SrnicRmppStats::COUNTER_NAMES.len());
+
 /// The RMPP counters (and gauges) of the module.
 static RMPP: [AtomicU64; RMPP_COUNT] = [const { AtomicU64::new(0) }; RMPP_COUNT];
 

@@ -18,8 +18,8 @@
 use libc::{c_char, c_int, c_uint, c_void, sockaddr, sockaddr_storage};
 use srnic::uapi as abi;
 use srnic::{
-    Access, CompletionQueue, ConnInfo, ConnParams, ConnectRequest, Device, Listener, MemoryRegion,
-    ProtectionDomain, QpCap, QpInitAttr, QueuePair, RecvWr, RemoteAddr, SendWr, Sge,
+    AccessFlags, CompletionQueue, ConnInfo, ConnParams, ConnectRequest, Context, Listener,
+    MemoryRegion, ProtectionDomain, QpCap, QpInitAttr, QueuePair, RecvWr, RemoteAddr, SendWr, Sge,
     WorkCompletion,
 };
 use std::ffi::CStr;
@@ -28,7 +28,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 /// `struct srnic_context`.
-pub struct srnic_context(Device);
+pub struct srnic_context(Context);
 /// `struct srnic_pd`.
 pub struct srnic_pd(ProtectionDomain);
 /// `struct srnic_mr`.
@@ -295,16 +295,11 @@ unsafe fn conn_params(param: *const srnic_conn_param) -> Result<ConnParams, Errn
     let p = unsafe { obj(param) }?;
     // SAFETY: the caller guarantees private_data covers private_data_len bytes.
     let pd = unsafe { slice(p.private_data as *const u8, p.private_data_len as usize) }?;
-    let f = p.mpa_flags;
     Ok(ConnParams {
         private_data: pd.to_vec(),
         ird: p.ird,
         ord: p.ord,
-        crc: f & abi::SRNIC_MPA_CRC != 0,
-        markers: f & abi::SRNIC_MPA_MARKERS != 0,
-        rev1: f & abi::SRNIC_MPA_REV1 != 0,
-        p2p: f & abi::SRNIC_MPA_P2P != 0,
-        rtr_read: f & abi::SRNIC_MPA_RTR_READ != 0,
+        ..mpa_params(p.mpa_flags)
     })
 }
 
@@ -324,15 +319,15 @@ fn mpa_params(f: u32) -> ConnParams {
 #[no_mangle]
 pub unsafe extern "C" fn srnic_open(path: *const c_char, ctx: *mut *mut srnic_context) -> c_int {
     guard(|| {
-        let dev = if path.is_null() {
-            Device::open()?
+        let context = if path.is_null() {
+            Context::open()?
         } else {
             // SAFETY: the caller passes a NUL-terminated string.
             let p = unsafe { CStr::from_ptr(path) };
             let p = p.to_str().map_err(|_| einval())?;
-            Device::open_path(p)?
+            Context::open_path(p)?
         };
-        store(ctx, srnic_context(dev))
+        store(ctx, srnic_context(context))
     })
 }
 
@@ -376,7 +371,7 @@ pub unsafe extern "C" fn srnic_query_device(
     guard(|| {
         // SAFETY: a handle and a writable structure from the caller.
         let (c, a) = unsafe { (obj(ctx)?, out(attr)?) };
-        *a = c.0.query()?.raw;
+        *a = c.0.query_device()?.raw;
         Ok(0)
     })
 }
@@ -434,7 +429,7 @@ pub unsafe extern "C" fn srnic_reg_mr(
         }
         // SAFETY: the header's contract: the memory stays mapped until
         // srnic_dereg_mr and the caller keeps off bytes the device may write.
-        let m = unsafe { p.0.reg_mr_raw(addr as *mut u8, length, Access(access)) }?;
+        let m = unsafe { p.0.reg_mr_raw(addr as *mut u8, length, AccessFlags(access)) }?;
         store(mr, srnic_mr(m))
     })
 }
@@ -621,14 +616,7 @@ pub unsafe extern "C" fn srnic_query_qp(qp: *mut srnic_qp, attr: *mut abi::Srnic
         *a = abi::SrnicQueryQp {
             size: std::mem::size_of::<abi::SrnicQueryQp>() as u32,
             qp_handle: q.0.handle(),
-            state: match r.state {
-                srnic::QpState::Init => abi::SRNIC_QPS_INIT,
-                srnic::QpState::Connecting => abi::SRNIC_QPS_CONNECTING,
-                srnic::QpState::Rts => abi::SRNIC_QPS_RTS,
-                srnic::QpState::Closing => abi::SRNIC_QPS_CLOSING,
-                srnic::QpState::Error => abi::SRNIC_QPS_ERROR,
-                srnic::QpState::Unknown(v) => v,
-            },
+            state: r.state.into(),
             mpa_flags: r.mpa_flags.0,
             ird: r.ird,
             ord: r.ord,
@@ -1033,15 +1021,15 @@ mod tests {
             reserved: 0,
         };
         for (op, want) in [
-            (abi::SRNIC_WR_SEND, srnic::SendOpcode::Send),
-            (abi::SRNIC_WR_SEND_WITH_INV, srnic::SendOpcode::SendWithInv),
-            (abi::SRNIC_WR_SEND_WITH_SE, srnic::SendOpcode::SendWithSe),
+            (abi::SRNIC_WR_SEND, srnic::WrOpcode::Send),
+            (abi::SRNIC_WR_SEND_WITH_INV, srnic::WrOpcode::SendWithInv),
+            (abi::SRNIC_WR_SEND_WITH_SE, srnic::WrOpcode::SendWithSe),
             (
                 abi::SRNIC_WR_SEND_WITH_SE_INV,
-                srnic::SendOpcode::SendWithSeInv,
+                srnic::WrOpcode::SendWithSeInv,
             ),
-            (abi::SRNIC_WR_RDMA_WRITE, srnic::SendOpcode::RdmaWrite),
-            (abi::SRNIC_WR_RDMA_READ, srnic::SendOpcode::RdmaRead),
+            (abi::SRNIC_WR_RDMA_WRITE, srnic::WrOpcode::RdmaWrite),
+            (abi::SRNIC_WR_RDMA_READ, srnic::WrOpcode::RdmaRead),
         ] {
             let w = send_wr(&mk(op), vec![]).ok().unwrap();
             assert_eq!(w.opcode, want);

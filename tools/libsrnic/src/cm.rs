@@ -14,12 +14,12 @@
 //! /// The client of `Documentation/srnic/verbs.rst`: receives the server's
 //! /// region, RDMA WRITEs into it and SENDs a message.
 //! fn client(addr: std::net::SocketAddr) -> srnic::Result<()> {
-//!     let dev = Device::open()?;
-//!     let pd = dev.alloc_pd()?;
-//!     let cq = dev.create_cq(64)?;
+//!     let ctx = Context::open()?;
+//!     let pd = ctx.alloc_pd()?;
+//!     let cq = ctx.create_cq(64)?;
 //!     let qp = pd.create_qp(&QpInitAttr::new(&cq, &cq))?;
-//!     let mut buf = pd.reg_buffer(MrBuffer::new(4096)?, Access::LOCAL_WRITE)?;
-//!     let inbox = pd.reg_buffer(MrBuffer::new(64)?, Access::LOCAL_WRITE)?;
+//!     let mut buf = pd.reg_buffer(MrBuffer::new(4096)?, AccessFlags::LOCAL_WRITE)?;
+//!     let inbox = pd.reg_buffer(MrBuffer::new(64)?, AccessFlags::LOCAL_WRITE)?;
 //!
 //!     // SAFETY: `inbox` is read only after this receive completes.
 //!     qp.post_recv(&[unsafe { RecvWr::new(1, vec![inbox.sge(..)?]) }])?;
@@ -50,7 +50,7 @@
 //! ```
 
 use crate::addr;
-use crate::device::{Device, DeviceInner};
+use crate::context::{Context, ContextInner};
 use crate::error::{Error, Result};
 use crate::event::{EventKind, MpaFlags, ObjectKind};
 use crate::qp::{ConnInfo, QueuePair};
@@ -122,8 +122,8 @@ impl ConnParams {
         check_private_data(&self.private_data)
     }
 
-    fn depths(&self, dev: &DeviceInner) -> (u32, u32) {
-        let a = &dev.attr().raw;
+    fn depths(&self, ctx: &ContextInner) -> (u32, u32) {
+        let a = &ctx.device_attr().raw;
         (self.ird.min(a.max_ird), self.ord.min(a.max_ord))
     }
 }
@@ -140,7 +140,7 @@ fn check_private_data(pd: &[u8]) -> Result<u32> {
 /// A listening endpoint. Its connection requests arrive as events.
 #[derive(Debug)]
 pub struct Listener {
-    dev: Arc<DeviceInner>,
+    ctx: Arc<ContextInner>,
     handle: u32,
     addr: SocketAddr,
 }
@@ -148,7 +148,7 @@ pub struct Listener {
 impl Listener {
     /// Listens on `addr` (port 0: any free port, see [`Listener::local_addr`]),
     /// asking connecting peers for the MPA options in `params`.
-    pub fn new(dev: &Device, addr: SocketAddr, backlog: u32, params: &ConnParams) -> Result<Self> {
+    pub fn new(ctx: &Context, addr: SocketAddr, backlog: u32, params: &ConnParams) -> Result<Self> {
         let mut l = abi::SrnicListen {
             size: std::mem::size_of::<abi::SrnicListen>() as u32,
             backlog,
@@ -157,14 +157,11 @@ impl Listener {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.inner
-                .cmd(abi::SRNIC_IOCTL_LISTEN, "SRNIC_IOCTL_LISTEN", &mut l)
-        }?;
+        unsafe { ctx.inner.cmd(abi::SRNIC_IOCTL_LISTEN, &mut l) }?;
         let mut bound = addr;
         bound.set_port(l.addr.port);
         Ok(Self {
-            dev: dev.inner.clone(),
+            ctx: ctx.inner.clone(),
             handle: l.listener_handle,
             addr: bound,
         })
@@ -183,7 +180,7 @@ impl Listener {
     /// Waits up to `timeout` for the next connection request; `Ok(None)` on timeout.
     pub fn get_request(&self, timeout: Option<Duration>) -> Result<Option<ConnectRequest>> {
         let h = self.handle;
-        let Some(e) = self.dev.wait_event(
+        let Some(e) = self.ctx.wait_event(
             |e| e.target() == (ObjectKind::Listener, h) && e.kind == EventKind::ConnectRequest,
             timeout,
         )?
@@ -191,7 +188,7 @@ impl Listener {
             return Ok(None);
         };
         Ok(Some(ConnectRequest {
-            dev: self.dev.clone(),
+            ctx: self.ctx.clone(),
             conn_id: e.conn_id,
             listener: h,
             remote: e.remote,
@@ -212,16 +209,16 @@ impl Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        self.dev
+        self.ctx
             .destroy(abi::SRNIC_IOCTL_DESTROY_LISTENER, self.handle);
-        self.dev.purge(ObjectKind::Listener, self.handle);
+        self.ctx.purge(ObjectKind::Listener, self.handle);
     }
 }
 
 /// An incoming connection request. Dropping it unanswered rejects it.
 #[derive(Debug)]
 pub struct ConnectRequest {
-    dev: Arc<DeviceInner>,
+    ctx: Arc<ContextInner>,
     conn_id: u32,
     listener: u32,
     remote: Option<SocketAddr>,
@@ -278,7 +275,7 @@ impl ConnectRequest {
     /// outcome arrives as an event on the QP ([`QueuePair::wait_established`]).
     pub fn start_accept(mut self, qp: &QueuePair, params: &ConnParams) -> Result<()> {
         let len = params.check_private_data()?;
-        let (ird, ord) = params.depths(&self.dev);
+        let (ird, ord) = params.depths(&self.ctx);
         let mut a = abi::SrnicAccept {
             size: std::mem::size_of::<abi::SrnicAccept>() as u32,
             conn_id: self.conn_id,
@@ -293,10 +290,7 @@ impl ConnectRequest {
         // after a failure it is rejected by nobody (the module owns it).
         self.answered = true;
         // SAFETY: private_data points at private_data_len readable bytes.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_ACCEPT, "SRNIC_IOCTL_ACCEPT", &mut a)
-        }?;
+        unsafe { self.ctx.cmd(abi::SRNIC_IOCTL_ACCEPT, &mut a) }?;
         Ok(())
     }
 
@@ -324,10 +318,7 @@ impl ConnectRequest {
             ..Default::default()
         };
         // SAFETY: private_data points at private_data_len readable bytes.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_REJECT, "SRNIC_IOCTL_REJECT", &mut r)
-        }?;
+        unsafe { self.ctx.cmd(abi::SRNIC_IOCTL_REJECT, &mut r) }?;
         Ok(())
     }
 }
@@ -346,7 +337,7 @@ impl QueuePair {
     /// outcome arrives as an event ([`QueuePair::wait_established`]).
     pub fn start_connect(&self, addr: SocketAddr, params: &ConnParams) -> Result<()> {
         let len = params.check_private_data()?;
-        let (ird, ord) = params.depths(&self.dev);
+        let (ird, ord) = params.depths(&self.ctx);
         let mut c = abi::SrnicConnect {
             size: std::mem::size_of::<abi::SrnicConnect>() as u32,
             qp_handle: self.handle,
@@ -359,10 +350,7 @@ impl QueuePair {
             ..Default::default()
         };
         // SAFETY: private_data points at private_data_len readable bytes.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_CONNECT, "SRNIC_IOCTL_CONNECT", &mut c)
-        }?;
+        unsafe { self.ctx.cmd(abi::SRNIC_IOCTL_CONNECT, &mut c) }?;
         Ok(())
     }
 

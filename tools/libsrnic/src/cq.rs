@@ -6,7 +6,7 @@
 //! and the device's event demultiplexer hands it to [`CompletionQueue::wait_event`]
 //! of this CQ only.
 
-use crate::device::{Device, DeviceInner};
+use crate::context::{Context, ContextInner};
 use crate::error::{Error, Result};
 use crate::event::{EventKind, ObjectKind};
 use crate::wc::WorkCompletion;
@@ -22,27 +22,24 @@ pub struct CompletionQueue {
 
 #[derive(Debug)]
 pub(crate) struct CqInner {
-    pub(crate) dev: Arc<DeviceInner>,
+    pub(crate) ctx: Arc<ContextInner>,
     pub(crate) handle: u32,
     cqe: u32,
 }
 
 impl CompletionQueue {
     /// Creates a CQ with room for at least `cqe` completions.
-    pub fn new(dev: &Device, cqe: u32) -> Result<Self> {
+    pub fn new(ctx: &Context, cqe: u32) -> Result<Self> {
         let mut c = abi::SrnicCreateCq {
             size: std::mem::size_of::<abi::SrnicCreateCq>() as u32,
             cqe,
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.inner
-                .cmd(abi::SRNIC_IOCTL_CREATE_CQ, "SRNIC_IOCTL_CREATE_CQ", &mut c)
-        }?;
+        unsafe { ctx.inner.cmd(abi::SRNIC_IOCTL_CREATE_CQ, &mut c) }?;
         Ok(Self {
             inner: Arc::new(CqInner {
-                dev: dev.inner.clone(),
+                ctx: ctx.inner.clone(),
                 handle: c.cq_handle,
                 cqe: c.cqe,
             }),
@@ -78,11 +75,7 @@ impl CompletionQueue {
         };
         // SAFETY: wc_ptr points at num_entries writable srnic_wc records
         // (WorkCompletion is repr(transparent)), valid for the call.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_POLL_CQ, "SRNIC_IOCTL_POLL_CQ", &mut p)
-        }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_POLL_CQ, &mut p) }?;
         let n = p.num_entries as usize;
         if n > wc.len() {
             return Err(Error::Protocol(format!(
@@ -108,13 +101,7 @@ impl CompletionQueue {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        let n = unsafe {
-            self.inner.dev.cmd(
-                abi::SRNIC_IOCTL_REQ_NOTIFY_CQ,
-                "SRNIC_IOCTL_REQ_NOTIFY_CQ",
-                &mut r,
-            )
-        }?;
+        let n = unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_REQ_NOTIFY_CQ, &mut r) }?;
         Ok(n > 0)
     }
 
@@ -125,7 +112,7 @@ impl CompletionQueue {
         let h = self.inner.handle;
         let ev = self
             .inner
-            .dev
+            .ctx
             .wait_event(|e| e.target() == (ObjectKind::Cq, h), timeout)?;
         match ev {
             None => Ok(false),
@@ -204,7 +191,7 @@ impl CompletionQueue {
 /// while no completion arrives.
 pub const PROGRESS_CHECK: Duration = Duration::from_secs(1);
 
-impl Device {
+impl Context {
     /// Creates a completion queue (same as [`CompletionQueue::new`]).
     pub fn create_cq(&self, cqe: u32) -> Result<CompletionQueue> {
         CompletionQueue::new(self, cqe)
@@ -213,7 +200,7 @@ impl Device {
 
 impl Drop for CqInner {
     fn drop(&mut self) {
-        self.dev.destroy(abi::SRNIC_IOCTL_DESTROY_CQ, self.handle);
-        self.dev.purge(ObjectKind::Cq, self.handle);
+        self.ctx.destroy(abi::SRNIC_IOCTL_DESTROY_CQ, self.handle);
+        self.ctx.purge(ObjectKind::Cq, self.handle);
     }
 }

@@ -11,27 +11,26 @@ use std::net::SocketAddr;
 /// Size of one event record as `read()` returns it.
 pub const EVENT_RECORD_SIZE: usize = std::mem::size_of::<abi::SrnicEvent>();
 
-/// What an event is about (`SRNIC_EVENT_*`); unknown values stay representable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum EventKind {
-    /// An armed CQ received a matching completion (`SRNIC_EVENT_CQ`).
-    CqNotify,
-    /// A connection request arrived on a listener.
-    ConnectRequest,
-    /// A QP's connection is established.
-    Established,
-    /// The peer rejected a QP's connection request.
-    Rejected,
-    /// A QP's connection is closed.
-    Disconnected,
-    /// A QP's connection attempt failed; `status` is `-errno`.
-    ConnectError,
-    /// A QP went to the error state; `term` says why.
-    QpError,
-    /// A CQ overflowed.
-    CqError,
-    /// A type this library does not know.
-    Unknown(u32),
+abi_enum! {
+    /// What an event is about (`SRNIC_EVENT_*`); unknown values stay representable.
+    pub enum EventKind: "SRNIC_EVENT_", unknown "event {}" {
+        /// An armed CQ received a matching completion.
+        CqNotify = SRNIC_EVENT_CQ,
+        /// A connection request arrived on a listener.
+        ConnectRequest = SRNIC_EVENT_CONNECT_REQUEST,
+        /// A QP's connection is established.
+        Established = SRNIC_EVENT_ESTABLISHED,
+        /// The peer rejected a QP's connection request.
+        Rejected = SRNIC_EVENT_REJECTED,
+        /// A QP's connection is closed.
+        Disconnected = SRNIC_EVENT_DISCONNECTED,
+        /// A QP's connection attempt failed; `status` is `-errno`.
+        ConnectError = SRNIC_EVENT_CONNECT_ERROR,
+        /// A QP went to the error state; `term` says why.
+        QpError = SRNIC_EVENT_QP_ERROR,
+        /// A CQ overflowed.
+        CqError = SRNIC_EVENT_CQ_ERROR,
+    }
 }
 
 /// The kind of object an event's `handle` names. Handles are only unique within
@@ -46,38 +45,6 @@ pub enum ObjectKind {
     Qp,
     /// An event type this library does not know.
     Unknown,
-}
-
-impl From<u32> for EventKind {
-    fn from(v: u32) -> Self {
-        match v {
-            abi::SRNIC_EVENT_CQ => Self::CqNotify,
-            abi::SRNIC_EVENT_CONNECT_REQUEST => Self::ConnectRequest,
-            abi::SRNIC_EVENT_ESTABLISHED => Self::Established,
-            abi::SRNIC_EVENT_REJECTED => Self::Rejected,
-            abi::SRNIC_EVENT_DISCONNECTED => Self::Disconnected,
-            abi::SRNIC_EVENT_CONNECT_ERROR => Self::ConnectError,
-            abi::SRNIC_EVENT_QP_ERROR => Self::QpError,
-            abi::SRNIC_EVENT_CQ_ERROR => Self::CqError,
-            v => Self::Unknown(v),
-        }
-    }
-}
-
-impl From<EventKind> for u32 {
-    fn from(k: EventKind) -> u32 {
-        match k {
-            EventKind::CqNotify => abi::SRNIC_EVENT_CQ,
-            EventKind::ConnectRequest => abi::SRNIC_EVENT_CONNECT_REQUEST,
-            EventKind::Established => abi::SRNIC_EVENT_ESTABLISHED,
-            EventKind::Rejected => abi::SRNIC_EVENT_REJECTED,
-            EventKind::Disconnected => abi::SRNIC_EVENT_DISCONNECTED,
-            EventKind::ConnectError => abi::SRNIC_EVENT_CONNECT_ERROR,
-            EventKind::QpError => abi::SRNIC_EVENT_QP_ERROR,
-            EventKind::CqError => abi::SRNIC_EVENT_CQ_ERROR,
-            EventKind::Unknown(v) => v,
-        }
-    }
 }
 
 impl EventKind {
@@ -126,30 +93,10 @@ impl MpaFlags {
         self.0 & other.0 == other.0
     }
 
-    /// The names of the set bits; unknown bits as `bitN`.
+    /// The names of the set bits (`SRNIC_MPA_RTR_READ` is `rtr-read`); unknown
+    /// bits as `bitN`.
     pub fn names(self) -> Vec<String> {
-        const NAMES: [(u32, &str); 9] = [
-            (abi::SRNIC_MPA_CRC, "crc"),
-            (abi::SRNIC_MPA_MARKERS, "markers"),
-            (abi::SRNIC_MPA_REV1, "rev1"),
-            (abi::SRNIC_MPA_P2P, "p2p"),
-            (abi::SRNIC_MPA_RTR_READ, "rtr-read"),
-            (abi::SRNIC_MPA_CRC_TX, "crc-tx"),
-            (abi::SRNIC_MPA_CRC_RX, "crc-rx"),
-            (abi::SRNIC_MPA_MARKERS_TX, "markers-tx"),
-            (abi::SRNIC_MPA_MARKERS_RX, "markers-rx"),
-        ];
-        (0..32)
-            .map(|b| 1u32 << b)
-            .filter(|bit| self.0 & bit != 0)
-            .map(|bit| {
-                NAMES
-                    .iter()
-                    .find(|(b, _)| *b == bit)
-                    .map(|(_, n)| n.to_string())
-                    .unwrap_or_else(|| format!("bit{}", bit.trailing_zeros()))
-            })
-            .collect()
+        crate::names::bit_names("SRNIC_MPA_", self.0.into())
     }
 }
 
@@ -337,6 +284,9 @@ mod tests {
         }
         assert_eq!(EventKind::from(8).object(), ObjectKind::Cq);
         assert_eq!(EventKind::from(3).object(), ObjectKind::Qp);
+        assert_eq!(EventKind::ConnectRequest.to_string(), "connect-request");
+        assert_eq!(EventKind::Unknown(77).to_string(), "event 77");
+        assert_eq!(EventKind::CqNotify.abi_name(), Some("SRNIC_EVENT_CQ"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! User-space verbs library for srnic, the software RDMA NIC.
 //!
-//! The object model is libibverbs': a [`Device`] (one open file of
+//! The object model is libibverbs': a [`Context`] (one open file of
 //! `/dev/srnic`, ibverbs' context) owns [`ProtectionDomain`]s, in which
 //! [`MemoryRegion`]s are registered and [`QueuePair`]s created; queue pairs
 //! complete work into [`CompletionQueue`]s. Connections are made rdma_cm style
@@ -11,9 +11,9 @@
 //! - Children hold their parents alive (`Arc`), so dropping in any order is
 //!   fine; kernel objects are destroyed when the last user is gone, and closing
 //!   the file frees whatever is left. `Drop` never prints or panics; failed
-//!   destroys are counted ([`Device::destroy_errors`]).
+//!   destroys are counted ([`Context::destroy_errors`]).
 //! - Events of every object share the device fd; the library demultiplexes them
-//!   per object (see [`device`](Device) and `Documentation/srnic/verbs.rst`).
+//!   per object (see [`context`](Context) and `Documentation/srnic/verbs.rst`).
 //! - Work requests are typed ([`SendWr`], [`RecvWr`]); a batch is posted with one
 //!   `write()`. Whatever lets the device write into program memory outside a
 //!   `&mut` borrow is `unsafe` with a `# Safety` section (see [`mr`](MemoryRegion)).
@@ -21,11 +21,11 @@
 //! ```no_run
 //! use srnic::*;
 //! # fn main() -> srnic::Result<()> {
-//! let dev = Device::open()?;
-//! let pd = dev.alloc_pd()?;
-//! let cq = dev.create_cq(64)?;
+//! let ctx = Context::open()?;
+//! let pd = ctx.alloc_pd()?;
+//! let cq = ctx.create_cq(64)?;
 //! let qp = pd.create_qp(&QpInitAttr::new(&cq, &cq))?;
-//! let mut mr = pd.reg_buffer(MrBuffer::new(4096)?, Access::LOCAL_WRITE)?;
+//! let mut mr = pd.reg_buffer(MrBuffer::new(4096)?, AccessFlags::LOCAL_WRITE)?;
 //! mr.as_mut_slice()[..5].copy_from_slice(b"hello");
 //! qp.connect("192.168.7.2:18515".parse().unwrap(), &ConnParams::default())?;
 //! qp.post_send(&[SendWr::send(1, vec![mr.sge(0..5)?]).signaled()])?;
@@ -36,10 +36,13 @@
 //! ```
 #![warn(missing_docs)]
 
+#[macro_use]
+mod names;
+
 mod addr;
 mod cm;
+mod context;
 mod cq;
-mod device;
 mod error;
 mod event;
 mod mr;
@@ -51,13 +54,13 @@ mod wc;
 
 pub use addr::{from_abi as sockaddr_from_abi, to_abi as sockaddr_to_abi, AF_INET, AF_INET6};
 pub use cm::{ConnParams, ConnectRequest, Listener};
+pub use context::{Capabilities, Context, DeviceAttr, Stats, DEFAULT_PATH};
 pub use cq::{CompletionQueue, PROGRESS_CHECK};
-pub use device::{Capabilities, Device, DeviceAttr, Stats, DEFAULT_PATH};
 pub use error::{Error, Result};
 pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};
-pub use mr::{split_lengths, Access, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};
+pub use mr::{split_lengths, AccessFlags, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};
 pub use pd::ProtectionDomain;
-pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendOpcode, SendWr};
+pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendWr, WrOpcode};
 pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr};
 pub use srnic_uapi as uapi;
 pub use wc::{Terminate, WcOpcode, WcStatus, WorkCompletion};

@@ -14,7 +14,7 @@
 //! - a receive ([`crate::RecvWr::new`]) or an RDMA READ ([`crate::SendWr::rdma_read`])
 //!   is `unsafe` to construct: the caller promises not to touch the target bytes,
 //!   nor drop their region, until the work request completes;
-//! - registering with [`Access::REMOTE_WRITE`] is `unsafe`
+//! - registering with [`AccessFlags::REMOTE_WRITE`] is `unsafe`
 //!   ([`ProtectionDomain::reg_mr_unchecked`]): the caller promises an
 //!   application protocol that keeps the program off bytes a peer may be writing.
 //!
@@ -32,11 +32,11 @@ use std::ops::{Bound, RangeBounds};
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-/// Access rights of a memory region (`SRNIC_ACCESS_*`).
+/// Access rights of a memory region (`SRNIC_ACCESS_*`, ibverbs' `ibv_access_flags`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Access(pub u32);
+pub struct AccessFlags(pub u32);
 
-impl Access {
+impl AccessFlags {
     /// The device may write the region locally (receives, RDMA READ results).
     pub const LOCAL_WRITE: Self = Self(abi::SRNIC_ACCESS_LOCAL_WRITE);
     /// Peers may RDMA WRITE into the region.
@@ -52,7 +52,7 @@ impl Access {
     }
 }
 
-impl std::ops::BitOr for Access {
+impl std::ops::BitOr for AccessFlags {
     type Output = Self;
     fn bitor(self, rhs: Self) -> Self {
         Self(self.0 | rhs.0)
@@ -154,7 +154,7 @@ pub struct MemoryRegion<'buf> {
     len: usize,
     lkey: u32,
     rkey: u32,
-    access: Access,
+    access: AccessFlags,
     storage: Storage<'buf>,
 }
 
@@ -297,7 +297,7 @@ pub fn split_lengths(total: usize, n: usize) -> Vec<usize> {
 }
 
 impl ProtectionDomain {
-    fn register(&self, addr: *mut u8, len: usize, access: Access) -> Result<(u32, u32, u32)> {
+    fn register(&self, addr: *mut u8, len: usize, access: AccessFlags) -> Result<(u32, u32, u32)> {
         let mut r = abi::SrnicRegMr {
             size: std::mem::size_of::<abi::SrnicRegMr>() as u32,
             pd_handle: self.inner.handle,
@@ -308,15 +308,11 @@ impl ProtectionDomain {
         };
         // SAFETY: the structure the command takes; addr/len describe memory the
         // caller keeps valid for the region's life.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_REG_MR, "SRNIC_IOCTL_REG_MR", &mut r)
-        }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_REG_MR, &mut r) }?;
         Ok((r.mr_handle, r.lkey, r.rkey))
     }
 
-    fn check_safe_access(access: Access) -> Result<()> {
+    fn check_safe_access(access: AccessFlags) -> Result<()> {
         if access.0 & abi::SRNIC_ACCESS_REMOTE_WRITE != 0 {
             return Err(Error::InvalidArgument(
                 "REMOTE_WRITE access needs the unsafe reg_mr_unchecked/reg_buffer_unchecked",
@@ -326,9 +322,13 @@ impl ProtectionDomain {
     }
 
     /// Registers `buf`, borrowed exclusively for the region's life.
-    /// `access` must not contain [`Access::REMOTE_WRITE`] (see
+    /// `access` must not contain [`AccessFlags::REMOTE_WRITE`] (see
     /// [`ProtectionDomain::reg_mr_unchecked`]).
-    pub fn reg_mr<'buf>(&self, buf: &'buf mut [u8], access: Access) -> Result<MemoryRegion<'buf>> {
+    pub fn reg_mr<'buf>(
+        &self,
+        buf: &'buf mut [u8],
+        access: AccessFlags,
+    ) -> Result<MemoryRegion<'buf>> {
         Self::check_safe_access(access)?;
         // SAFETY: no remote write access.
         unsafe { self.reg_mr_unchecked(buf, access) }
@@ -338,14 +338,14 @@ impl ProtectionDomain {
     ///
     /// # Safety
     ///
-    /// With [`Access::REMOTE_WRITE`] a peer may write the region at any time
+    /// With [`AccessFlags::REMOTE_WRITE`] a peer may write the region at any time
     /// while it is registered. The caller must make sure (by its application
     /// protocol) that the program does not access bytes while a peer may be
     /// writing them.
     pub unsafe fn reg_mr_unchecked<'buf>(
         &self,
         buf: &'buf mut [u8],
-        access: Access,
+        access: AccessFlags,
     ) -> Result<MemoryRegion<'buf>> {
         let (handle, lkey, rkey) = self.register(buf.as_mut_ptr(), buf.len(), access)?;
         Ok(MemoryRegion {
@@ -361,8 +361,8 @@ impl ProtectionDomain {
     }
 
     /// Registers an owned buffer; [`MemoryRegion::into_buffer`] gives it back.
-    /// `access` must not contain [`Access::REMOTE_WRITE`].
-    pub fn reg_buffer(&self, buf: MrBuffer, access: Access) -> Result<MemoryRegion<'static>> {
+    /// `access` must not contain [`AccessFlags::REMOTE_WRITE`].
+    pub fn reg_buffer(&self, buf: MrBuffer, access: AccessFlags) -> Result<MemoryRegion<'static>> {
         Self::check_safe_access(access)?;
         // SAFETY: no remote write access.
         unsafe { self.reg_buffer_unchecked(buf, access) }
@@ -376,7 +376,7 @@ impl ProtectionDomain {
     pub unsafe fn reg_buffer_unchecked(
         &self,
         mut buf: MrBuffer,
-        access: Access,
+        access: AccessFlags,
     ) -> Result<MemoryRegion<'static>> {
         let addr = buf.as_mut_ptr();
         let len = buf.len();
@@ -404,7 +404,7 @@ impl ProtectionDomain {
         &self,
         addr: *mut u8,
         len: usize,
-        access: Access,
+        access: AccessFlags,
     ) -> Result<MemoryRegion<'static>> {
         let (handle, lkey, rkey) = self.register(addr, len, access)?;
         Ok(MemoryRegion {
@@ -437,7 +437,7 @@ impl<'buf> MemoryRegion<'buf> {
     }
 
     /// The access rights it was registered with.
-    pub fn access(&self) -> Access {
+    pub fn access(&self) -> AccessFlags {
         self.access
     }
 
@@ -523,7 +523,7 @@ impl<'buf> MemoryRegion<'buf> {
     /// borrowed or raw memory).
     pub fn into_buffer(mut self) -> Option<MrBuffer> {
         self.pd
-            .dev
+            .ctx
             .destroy(abi::SRNIC_IOCTL_DEREG_MR, std::mem::take(&mut self.handle));
         match std::mem::replace(&mut self.storage, Storage::Raw) {
             Storage::Owned(b) => Some(b),
@@ -536,7 +536,7 @@ impl Drop for MemoryRegion<'_> {
     fn drop(&mut self) {
         // Deregister before the owned buffer (a field) is freed.
         if self.handle != 0 {
-            self.pd.dev.destroy(abi::SRNIC_IOCTL_DEREG_MR, self.handle);
+            self.pd.ctx.destroy(abi::SRNIC_IOCTL_DEREG_MR, self.handle);
         }
     }
 }
@@ -605,11 +605,12 @@ mod tests {
 
     #[test]
     fn access_bits() {
-        assert!(Access::ALL.contains(Access::REMOTE_WRITE | Access::LOCAL_WRITE));
-        assert!(!Access::LOCAL_WRITE.contains(Access::REMOTE_READ));
-        assert!(
-            ProtectionDomain::check_safe_access(Access::LOCAL_WRITE | Access::REMOTE_READ).is_ok()
-        );
-        assert!(ProtectionDomain::check_safe_access(Access::ALL).is_err());
+        assert!(AccessFlags::ALL.contains(AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE));
+        assert!(!AccessFlags::LOCAL_WRITE.contains(AccessFlags::REMOTE_READ));
+        assert!(ProtectionDomain::check_safe_access(
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ
+        )
+        .is_ok());
+        assert!(ProtectionDomain::check_safe_access(AccessFlags::ALL).is_err());
     }
 }

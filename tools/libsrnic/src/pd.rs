@@ -2,7 +2,7 @@
 //! Protection domains (ibverbs' `ibv_pd`): the scope memory regions and queue
 //! pairs share; a key is only valid on a QP of the same PD.
 
-use crate::device::{Device, DeviceInner};
+use crate::context::{Context, ContextInner};
 use crate::error::Result;
 use srnic_uapi as abi;
 use std::sync::Arc;
@@ -17,25 +17,22 @@ pub struct ProtectionDomain {
 
 #[derive(Debug)]
 pub(crate) struct PdInner {
-    pub(crate) dev: Arc<DeviceInner>,
+    pub(crate) ctx: Arc<ContextInner>,
     pub(crate) handle: u32,
 }
 
 impl ProtectionDomain {
-    /// Allocates a protection domain on `dev` (`SRNIC_IOCTL_ALLOC_PD`).
-    pub fn new(dev: &Device) -> Result<Self> {
+    /// Allocates a protection domain on `ctx` (`SRNIC_IOCTL_ALLOC_PD`).
+    pub fn new(ctx: &Context) -> Result<Self> {
         let mut a = abi::SrnicAllocPd {
             size: std::mem::size_of::<abi::SrnicAllocPd>() as u32,
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.inner
-                .cmd(abi::SRNIC_IOCTL_ALLOC_PD, "SRNIC_IOCTL_ALLOC_PD", &mut a)
-        }?;
+        unsafe { ctx.inner.cmd(abi::SRNIC_IOCTL_ALLOC_PD, &mut a) }?;
         Ok(Self {
             inner: Arc::new(PdInner {
-                dev: dev.inner.clone(),
+                ctx: ctx.inner.clone(),
                 handle: a.pd_handle,
             }),
         })
@@ -46,10 +43,10 @@ impl ProtectionDomain {
         self.inner.handle
     }
 
-    /// The device this PD belongs to.
-    pub fn device(&self) -> Device {
-        Device {
-            inner: self.inner.dev.clone(),
+    /// The context this PD belongs to.
+    pub fn context(&self) -> Context {
+        Context {
+            inner: self.inner.ctx.clone(),
         }
     }
 
@@ -60,7 +57,7 @@ impl ProtectionDomain {
     }
 }
 
-impl Device {
+impl Context {
     /// Allocates a protection domain (same as [`ProtectionDomain::new`]).
     pub fn alloc_pd(&self) -> Result<ProtectionDomain> {
         ProtectionDomain::new(self)
@@ -69,6 +66,6 @@ impl Device {
 
 impl Drop for PdInner {
     fn drop(&mut self) {
-        self.dev.destroy(abi::SRNIC_IOCTL_DEALLOC_PD, self.handle);
+        self.ctx.destroy(abi::SRNIC_IOCTL_DEALLOC_PD, self.handle);
     }
 }

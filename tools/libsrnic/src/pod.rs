@@ -5,7 +5,8 @@ use srnic_uapi as abi;
 
 /// A `#[repr(C)]` ABI structure made only of integers and integer arrays with
 /// explicit padding: every byte pattern is a valid value and it has no padding
-/// bytes (the uapi crate asserts the sizes; `uapi/tests/c_header.rs` the layout).
+/// bytes (the uapi crate asserts that no structure has padding;
+/// `uapi/tests/c_header.rs` compares the layout with the C header).
 ///
 /// # Safety
 ///

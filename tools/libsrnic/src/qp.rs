@@ -3,8 +3,8 @@
 //! requests. A batch of work requests becomes one `write()` of records: each a
 //! `struct srnic_post_wr` followed by its `struct srnic_sge`s.
 
+use crate::context::ContextInner;
 use crate::cq::{CompletionQueue, CqInner};
-use crate::device::DeviceInner;
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, MpaFlags, ObjectKind};
 use crate::mr::{RemoteAddr, Sge};
@@ -67,33 +67,19 @@ impl<'a> QpInitAttr<'a> {
     }
 }
 
-/// Queue pair states (`SRNIC_QPS_*`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QpState {
-    /// Created, not connected.
-    Init,
-    /// Connection being established.
-    Connecting,
-    /// Connected: ready to send.
-    Rts,
-    /// Being closed.
-    Closing,
-    /// Failed or closed; outstanding requests are flushed.
-    Error,
-    /// A state this library does not know.
-    Unknown(u32),
-}
-
-impl From<u32> for QpState {
-    fn from(v: u32) -> Self {
-        match v {
-            abi::SRNIC_QPS_INIT => Self::Init,
-            abi::SRNIC_QPS_CONNECTING => Self::Connecting,
-            abi::SRNIC_QPS_RTS => Self::Rts,
-            abi::SRNIC_QPS_CLOSING => Self::Closing,
-            abi::SRNIC_QPS_ERROR => Self::Error,
-            v => Self::Unknown(v),
-        }
+abi_enum! {
+    /// Queue pair states (`SRNIC_QPS_*`).
+    pub enum QpState: "SRNIC_QPS_", unknown "state {}" {
+        /// Created, not connected.
+        Init = SRNIC_QPS_INIT,
+        /// Connection being established.
+        Connecting = SRNIC_QPS_CONNECTING,
+        /// Connected: ready to send.
+        Rts = SRNIC_QPS_RTS,
+        /// Being closed.
+        Closing = SRNIC_QPS_CLOSING,
+        /// Failed or closed; outstanding requests are flushed.
+        Error = SRNIC_QPS_ERROR,
     }
 }
 
@@ -120,9 +106,9 @@ pub struct QpAttr {
     pub rx_bytes: u64,
 }
 
-/// Send-side operations (`SRNIC_WR_*` but RECV).
+/// Send-side operations (`SRNIC_WR_*` but RECV; ibverbs' `ibv_wr_opcode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SendOpcode {
+pub enum WrOpcode {
     /// SEND.
     Send,
     /// SEND with Invalidate of a peer STag.
@@ -137,7 +123,7 @@ pub enum SendOpcode {
     RdmaRead,
 }
 
-impl SendOpcode {
+impl WrOpcode {
     /// The ABI value.
     pub fn to_abi(self) -> u16 {
         (match self {
@@ -159,7 +145,7 @@ pub struct SendWr<'a> {
     /// The id reported in the completion.
     pub wr_id: u64,
     /// The operation.
-    pub opcode: SendOpcode,
+    pub opcode: WrOpcode,
     /// `SRNIC_SEND_*`.
     pub flags: u32,
     /// The local memory (source; destination for RDMA READ).
@@ -171,7 +157,7 @@ pub struct SendWr<'a> {
 }
 
 impl<'a> SendWr<'a> {
-    fn new(wr_id: u64, opcode: SendOpcode, sges: Vec<Sge<'a>>) -> Self {
+    fn new(wr_id: u64, opcode: WrOpcode, sges: Vec<Sge<'a>>) -> Self {
         Self {
             wr_id,
             opcode,
@@ -184,31 +170,31 @@ impl<'a> SendWr<'a> {
 
     /// A SEND of the bytes the SGEs describe (possibly none).
     pub fn send(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>) -> Self {
-        Self::new(wr_id, SendOpcode::Send, sges.into())
+        Self::new(wr_id, WrOpcode::Send, sges.into())
     }
 
     /// A SEND that invalidates the peer's STag `rkey`.
     pub fn send_with_inv(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, rkey: u32) -> Self {
-        let mut w = Self::new(wr_id, SendOpcode::SendWithInv, sges.into());
+        let mut w = Self::new(wr_id, WrOpcode::SendWithInv, sges.into());
         w.invalidate_rkey = rkey;
         w
     }
 
     /// A SEND with Solicited Event.
     pub fn send_with_se(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>) -> Self {
-        Self::new(wr_id, SendOpcode::SendWithSe, sges.into())
+        Self::new(wr_id, WrOpcode::SendWithSe, sges.into())
     }
 
     /// A SEND with Solicited Event that invalidates the peer's STag `rkey`.
     pub fn send_with_se_inv(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, rkey: u32) -> Self {
-        let mut w = Self::new(wr_id, SendOpcode::SendWithSeInv, sges.into());
+        let mut w = Self::new(wr_id, WrOpcode::SendWithSeInv, sges.into());
         w.invalidate_rkey = rkey;
         w
     }
 
     /// An RDMA WRITE of the SGEs' bytes to `remote`.
     pub fn rdma_write(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, remote: RemoteAddr) -> Self {
-        let mut w = Self::new(wr_id, SendOpcode::RdmaWrite, sges.into());
+        let mut w = Self::new(wr_id, WrOpcode::RdmaWrite, sges.into());
         w.remote = remote;
         w
     }
@@ -222,7 +208,7 @@ impl<'a> SendWr<'a> {
     /// program must neither read nor write those bytes, e.g. through
     /// [`crate::MemoryRegion::as_slice`], nor drop the region.
     pub unsafe fn rdma_read(wr_id: u64, sges: impl Into<Vec<Sge<'a>>>, remote: RemoteAddr) -> Self {
-        let mut w = Self::new(wr_id, SendOpcode::RdmaRead, sges.into());
+        let mut w = Self::new(wr_id, WrOpcode::RdmaRead, sges.into());
         w.remote = remote;
         w
     }
@@ -337,8 +323,8 @@ impl PostBatch {
     /// Posts the batch with as few `write()`s as the module allows: after a
     /// short count, the rest is written again, so that the failing record's
     /// errno is learnt (it is then the first record of a write).
-    pub(crate) fn post(&self, dev: &DeviceInner) -> Result<()> {
-        self.post_with(|b| dev.write_records(b))
+    pub(crate) fn post(&self, ctx: &ContextInner) -> Result<()> {
+        self.post_with(|b| ctx.write_records(b))
     }
 
     fn post_with(&self, mut write: impl FnMut(&[u8]) -> std::io::Result<usize>) -> Result<()> {
@@ -369,7 +355,7 @@ impl PostBatch {
 /// A reliable connected queue pair. It holds its PD and CQs alive.
 #[derive(Debug)]
 pub struct QueuePair {
-    pub(crate) dev: Arc<DeviceInner>,
+    pub(crate) ctx: Arc<ContextInner>,
     _pd: Arc<PdInner>,
     _send_cq: Arc<CqInner>,
     _recv_cq: Arc<CqInner>,
@@ -424,13 +410,9 @@ impl ProtectionDomain {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_CREATE_QP, "SRNIC_IOCTL_CREATE_QP", &mut c)
-        }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_CREATE_QP, &mut c) }?;
         Ok(QueuePair {
-            dev: self.inner.dev.clone(),
+            ctx: self.inner.ctx.clone(),
             _pd: self.inner.clone(),
             _send_cq: attr.send_cq.inner.clone(),
             _recv_cq: attr.recv_cq.inner.clone(),
@@ -460,12 +442,12 @@ impl QueuePair {
     /// Posts send-queue work requests with one `write()`. On
     /// [`Error::Post`] the first `posted` requests are on the queue.
     pub fn post_send(&self, wrs: &[SendWr<'_>]) -> Result<()> {
-        PostBatch::encode_send(self.handle, wrs)?.post(&self.dev)
+        PostBatch::encode_send(self.handle, wrs)?.post(&self.ctx)
     }
 
     /// Posts receive work requests with one `write()`.
     pub fn post_recv(&self, wrs: &[RecvWr<'_>]) -> Result<()> {
-        PostBatch::encode_recv(self.handle, wrs)?.post(&self.dev)
+        PostBatch::encode_recv(self.handle, wrs)?.post(&self.ctx)
     }
 
     /// Queries state, negotiated options and addresses.
@@ -476,10 +458,7 @@ impl QueuePair {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.dev
-                .cmd(abi::SRNIC_IOCTL_QUERY_QP, "SRNIC_IOCTL_QUERY_QP", &mut q)
-        }?;
+        unsafe { self.ctx.cmd(abi::SRNIC_IOCTL_QUERY_QP, &mut q) }?;
         Ok(QpAttr {
             state: q.state.into(),
             mpa_flags: MpaFlags(q.mpa_flags),
@@ -514,13 +493,7 @@ impl QueuePair {
             reserved0: 0,
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.dev.cmd(
-                abi::SRNIC_IOCTL_DISCONNECT,
-                "SRNIC_IOCTL_DISCONNECT",
-                &mut d,
-            )
-        }?;
+        unsafe { self.ctx.cmd(abi::SRNIC_IOCTL_DISCONNECT, &mut d) }?;
         Ok(())
     }
 
@@ -528,7 +501,7 @@ impl QueuePair {
     /// REJECTED, DISCONNECTED, CONNECT_ERROR, QP_ERROR); `Ok(None)` on timeout.
     pub fn wait_event(&self, timeout: Option<Duration>) -> Result<Option<Event>> {
         let h = self.handle;
-        self.dev
+        self.ctx
             .wait_event(|e| e.target() == (ObjectKind::Qp, h), timeout)
     }
 
@@ -571,19 +544,19 @@ impl QueuePair {
     /// other events of the QP are dropped. `Ok(false)` on timeout.
     pub fn wait_disconnected(&self, timeout: Option<Duration>) -> Result<bool> {
         let h = self.handle;
-        let e = self.dev.wait_event(
+        let e = self.ctx.wait_event(
             |e| e.target() == (ObjectKind::Qp, h) && e.kind == EventKind::Disconnected,
             timeout,
         )?;
-        self.dev.purge(ObjectKind::Qp, h);
+        self.ctx.purge(ObjectKind::Qp, h);
         Ok(e.is_some())
     }
 }
 
 impl Drop for QueuePair {
     fn drop(&mut self) {
-        self.dev.destroy(abi::SRNIC_IOCTL_DESTROY_QP, self.handle);
-        self.dev.purge(ObjectKind::Qp, self.handle);
+        self.ctx.destroy(abi::SRNIC_IOCTL_DESTROY_QP, self.handle);
+        self.ctx.purge(ObjectKind::Qp, self.handle);
     }
 }
 
@@ -732,12 +705,12 @@ mod tests {
 
     #[test]
     fn opcodes_follow_the_abi() {
-        assert_eq!(SendOpcode::Send.to_abi(), 0);
-        assert_eq!(SendOpcode::SendWithInv.to_abi(), 1);
-        assert_eq!(SendOpcode::SendWithSe.to_abi(), 2);
-        assert_eq!(SendOpcode::SendWithSeInv.to_abi(), 3);
-        assert_eq!(SendOpcode::RdmaWrite.to_abi(), 4);
-        assert_eq!(SendOpcode::RdmaRead.to_abi(), 5);
+        assert_eq!(WrOpcode::Send.to_abi(), 0);
+        assert_eq!(WrOpcode::SendWithInv.to_abi(), 1);
+        assert_eq!(WrOpcode::SendWithSe.to_abi(), 2);
+        assert_eq!(WrOpcode::SendWithSeInv.to_abi(), 3);
+        assert_eq!(WrOpcode::RdmaWrite.to_abi(), 4);
+        assert_eq!(WrOpcode::RdmaRead.to_abi(), 5);
         assert_eq!(QpState::from(2), QpState::Rts);
         assert_eq!(QpState::from(9), QpState::Unknown(9));
     }

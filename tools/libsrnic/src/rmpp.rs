@@ -6,10 +6,10 @@
 //! optional source NID and a maximum length. Completions arrive in the
 //! endpoint's CQs like every other completion ([`crate::WcOpcode::RmppSend`],
 //! [`crate::WcOpcode::RmppRecv`]); a NID is reached through the module's node
-//! table ([`Device::rmpp_set_node`]).
+//! table ([`Context::rmpp_set_node`]).
 
+use crate::context::{Context, ContextInner};
 use crate::cq::CompletionQueue;
-use crate::device::{Device, DeviceInner};
 use crate::error::{Error, Result};
 use crate::mr::Sge;
 use crate::pd::ProtectionDomain;
@@ -58,7 +58,7 @@ pub struct RmppEndpoint {
 
 #[derive(Debug)]
 struct EpInner {
-    dev: Arc<DeviceInner>,
+    ctx: Arc<ContextInner>,
     handle: u32,
     params: abi::SrnicRmppCreateEp,
     _pd: ProtectionDomain,
@@ -110,18 +110,12 @@ impl RmppEndpoint {
             max_data_pkts: attr.max_data_pkts,
             ..Default::default()
         };
-        let dev = pd.device().inner.clone();
+        let ctx = pd.context().inner.clone();
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            dev.cmd(
-                abi::SRNIC_IOCTL_RMPP_CREATE_EP,
-                "SRNIC_IOCTL_RMPP_CREATE_EP",
-                &mut a,
-            )
-        }?;
+        unsafe { ctx.cmd(abi::SRNIC_IOCTL_RMPP_CREATE_EP, &mut a) }?;
         Ok(Self {
             inner: Arc::new(EpInner {
-                dev,
+                ctx,
                 handle: a.ep_handle,
                 params: a,
                 _pd: pd.clone(),
@@ -168,11 +162,7 @@ impl RmppEndpoint {
         // SAFETY: the module only reads [addr, addr + len), which the caller's
         // borrow (a slice or a region's SGE) covers at the time of the call; it
         // pins or holds those pages itself until the send completes.
-        unsafe {
-            self.inner
-                .dev
-                .cmd(abi::SRNIC_IOCTL_RMPP_SEND, "SRNIC_IOCTL_RMPP_SEND", &mut a)
-        }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_RMPP_SEND, &mut a) }?;
         Ok(())
     }
 
@@ -218,25 +208,19 @@ impl RmppEndpoint {
             reserved: 0,
         };
         // SAFETY: the caller keeps the memory to the device until completion.
-        unsafe {
-            self.inner.dev.cmd(
-                abi::SRNIC_IOCTL_RMPP_POST_RECV,
-                "SRNIC_IOCTL_RMPP_POST_RECV",
-                &mut a,
-            )
-        }?;
+        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_RMPP_POST_RECV, &mut a) }?;
         Ok(())
     }
 }
 
 impl Drop for EpInner {
     fn drop(&mut self) {
-        self.dev
+        self.ctx
             .destroy(abi::SRNIC_IOCTL_RMPP_DESTROY_EP, self.handle);
     }
 }
 
-impl Device {
+impl Context {
     /// Sets the node table entry of `nid`: reached at `mac` through `ifname`
     /// (needs `CAP_NET_ADMIN`).
     pub fn rmpp_set_node(&self, nid: u32, mac: [u8; 6], ifname: &str) -> Result<()> {
@@ -248,13 +232,7 @@ impl Device {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_RMPP_SET_NODE,
-                "SRNIC_IOCTL_RMPP_SET_NODE",
-                &mut a,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_RMPP_SET_NODE, &mut a) }?;
         Ok(())
     }
 
@@ -267,31 +245,20 @@ impl Device {
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_RMPP_SET_NODE,
-                "SRNIC_IOCTL_RMPP_SET_NODE",
-                &mut a,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_RMPP_SET_NODE, &mut a) }?;
         Ok(())
     }
 
-    /// The module's RMPP counters, by name in ABI order.
+    /// The module's RMPP counters, by name in ABI order (`rmpp_` and the field's
+    /// name in `struct srnic_rmpp_stats`).
     pub fn rmpp_stats(&self) -> Result<Vec<(&'static str, u64)>> {
         let mut s = abi::SrnicRmppStats {
             size: std::mem::size_of::<abi::SrnicRmppStats>() as u32,
             ..Default::default()
         };
         // SAFETY: the structure the command takes; no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_RMPP_QUERY_STATS,
-                "SRNIC_IOCTL_RMPP_QUERY_STATS",
-                &mut s,
-            )
-        }?;
-        Ok(abi::rmpp_stats_counters(&s).to_vec())
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_RMPP_QUERY_STATS, &mut s) }?;
+        Ok(s.counters().to_vec())
     }
 }
 

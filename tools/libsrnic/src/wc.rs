@@ -4,154 +4,52 @@
 
 use crate::error::Error;
 use srnic_uapi as abi;
-use std::fmt;
 
-/// Completion status (`SRNIC_WC_*`, the ibverbs numbering).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WcStatus {
-    /// The work request completed.
-    Success,
-    /// Local length error (a receive too small for the message).
-    LocLenErr,
-    /// Local QP operation error.
-    LocQpOpErr,
-    /// Local protection error (bad lkey or range).
-    LocProtErr,
-    /// Flushed: the QP left the connected state before the request ran.
-    WrFlushErr,
-    /// Local access error.
-    LocAccessErr,
-    /// The peer found the request invalid.
-    RemInvReqErr,
-    /// The peer refused access (bad rkey, range or rights).
-    RemAccessErr,
-    /// The peer failed the operation.
-    RemOpErr,
-    /// Fatal error.
-    FatalErr,
-    /// Any other error.
-    GeneralErr,
-    /// A status this library does not know.
-    Unknown(u32),
-}
-
-impl From<u32> for WcStatus {
-    fn from(v: u32) -> Self {
-        match v {
-            abi::SRNIC_WC_SUCCESS => Self::Success,
-            abi::SRNIC_WC_LOC_LEN_ERR => Self::LocLenErr,
-            abi::SRNIC_WC_LOC_QP_OP_ERR => Self::LocQpOpErr,
-            abi::SRNIC_WC_LOC_PROT_ERR => Self::LocProtErr,
-            abi::SRNIC_WC_WR_FLUSH_ERR => Self::WrFlushErr,
-            abi::SRNIC_WC_LOC_ACCESS_ERR => Self::LocAccessErr,
-            abi::SRNIC_WC_REM_INV_REQ_ERR => Self::RemInvReqErr,
-            abi::SRNIC_WC_REM_ACCESS_ERR => Self::RemAccessErr,
-            abi::SRNIC_WC_REM_OP_ERR => Self::RemOpErr,
-            abi::SRNIC_WC_FATAL_ERR => Self::FatalErr,
-            abi::SRNIC_WC_GENERAL_ERR => Self::GeneralErr,
-            v => Self::Unknown(v),
-        }
+abi_enum! {
+    /// Completion status (`SRNIC_WC_*`, the ibverbs numbering); displayed as
+    /// ibverbs' `ibv_wc_status_str` spells it.
+    pub enum WcStatus: "SRNIC_WC_", unknown "unknown status {}" {
+        /// The work request completed.
+        Success = SRNIC_WC_SUCCESS => "success",
+        /// Local length error (a receive too small for the message).
+        LocLenErr = SRNIC_WC_LOC_LEN_ERR => "local length error",
+        /// Local QP operation error.
+        LocQpOpErr = SRNIC_WC_LOC_QP_OP_ERR => "local QP operation error",
+        /// Local protection error (bad lkey or range).
+        LocProtErr = SRNIC_WC_LOC_PROT_ERR => "local protection error",
+        /// Flushed: the QP left the connected state before the request ran.
+        WrFlushErr = SRNIC_WC_WR_FLUSH_ERR => "Work Request Flushed Error",
+        /// Local access error.
+        LocAccessErr = SRNIC_WC_LOC_ACCESS_ERR => "local access error",
+        /// The peer found the request invalid.
+        RemInvReqErr = SRNIC_WC_REM_INV_REQ_ERR => "remote invalid request error",
+        /// The peer refused access (bad rkey, range or rights).
+        RemAccessErr = SRNIC_WC_REM_ACCESS_ERR => "remote access error",
+        /// The peer failed the operation.
+        RemOpErr = SRNIC_WC_REM_OP_ERR => "remote operation error",
+        /// Fatal error.
+        FatalErr = SRNIC_WC_FATAL_ERR => "fatal error",
+        /// Any other error.
+        GeneralErr = SRNIC_WC_GENERAL_ERR => "general error",
     }
 }
 
-impl From<WcStatus> for u32 {
-    fn from(s: WcStatus) -> u32 {
-        match s {
-            WcStatus::Success => abi::SRNIC_WC_SUCCESS,
-            WcStatus::LocLenErr => abi::SRNIC_WC_LOC_LEN_ERR,
-            WcStatus::LocQpOpErr => abi::SRNIC_WC_LOC_QP_OP_ERR,
-            WcStatus::LocProtErr => abi::SRNIC_WC_LOC_PROT_ERR,
-            WcStatus::WrFlushErr => abi::SRNIC_WC_WR_FLUSH_ERR,
-            WcStatus::LocAccessErr => abi::SRNIC_WC_LOC_ACCESS_ERR,
-            WcStatus::RemInvReqErr => abi::SRNIC_WC_REM_INV_REQ_ERR,
-            WcStatus::RemAccessErr => abi::SRNIC_WC_REM_ACCESS_ERR,
-            WcStatus::RemOpErr => abi::SRNIC_WC_REM_OP_ERR,
-            WcStatus::FatalErr => abi::SRNIC_WC_FATAL_ERR,
-            WcStatus::GeneralErr => abi::SRNIC_WC_GENERAL_ERR,
-            WcStatus::Unknown(v) => v,
-        }
-    }
-}
-
-impl fmt::Display for WcStatus {
-    /// The ibverbs spelling (`ibv_wc_status_str`).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            Self::Success => "success",
-            Self::LocLenErr => "local length error",
-            Self::LocQpOpErr => "local QP operation error",
-            Self::LocProtErr => "local protection error",
-            Self::WrFlushErr => "Work Request Flushed Error",
-            Self::LocAccessErr => "local access error",
-            Self::RemInvReqErr => "remote invalid request error",
-            Self::RemAccessErr => "remote access error",
-            Self::RemOpErr => "remote operation error",
-            Self::FatalErr => "fatal error",
-            Self::GeneralErr => "general error",
-            Self::Unknown(v) => return write!(f, "unknown status {v}"),
-        };
-        f.write_str(s)
-    }
-}
-
-/// Completion opcode (`SRNIC_WC_SEND` ...).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WcOpcode {
-    /// A send of any kind.
-    Send,
-    /// An RDMA WRITE.
-    RdmaWrite,
-    /// An RDMA READ.
-    RdmaRead,
-    /// A receive.
-    Recv,
-    /// An RMPP send.
-    RmppSend,
-    /// An RMPP receive.
-    RmppRecv,
-    /// An opcode this library does not know.
-    Unknown(u32),
-}
-
-impl From<u32> for WcOpcode {
-    fn from(v: u32) -> Self {
-        match v {
-            abi::SRNIC_WC_SEND => Self::Send,
-            abi::SRNIC_WC_RDMA_WRITE => Self::RdmaWrite,
-            abi::SRNIC_WC_RDMA_READ => Self::RdmaRead,
-            abi::SRNIC_WC_RECV => Self::Recv,
-            abi::SRNIC_WC_RMPP_SEND => Self::RmppSend,
-            abi::SRNIC_WC_RMPP_RECV => Self::RmppRecv,
-            v => Self::Unknown(v),
-        }
-    }
-}
-
-impl From<WcOpcode> for u32 {
-    fn from(o: WcOpcode) -> u32 {
-        match o {
-            WcOpcode::Send => abi::SRNIC_WC_SEND,
-            WcOpcode::RdmaWrite => abi::SRNIC_WC_RDMA_WRITE,
-            WcOpcode::RdmaRead => abi::SRNIC_WC_RDMA_READ,
-            WcOpcode::Recv => abi::SRNIC_WC_RECV,
-            WcOpcode::RmppSend => abi::SRNIC_WC_RMPP_SEND,
-            WcOpcode::RmppRecv => abi::SRNIC_WC_RMPP_RECV,
-            WcOpcode::Unknown(v) => v,
-        }
-    }
-}
-
-impl fmt::Display for WcOpcode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Send => f.write_str("send"),
-            Self::RdmaWrite => f.write_str("rdma-write"),
-            Self::RdmaRead => f.write_str("rdma-read"),
-            Self::Recv => f.write_str("recv"),
-            Self::RmppSend => f.write_str("rmpp-send"),
-            Self::RmppRecv => f.write_str("rmpp-recv"),
-            Self::Unknown(v) => write!(f, "opcode {v}"),
-        }
+abi_enum! {
+    /// Completion opcode (`SRNIC_WC_SEND` ...), displayed as the constant's name
+    /// (`rdma-write`).
+    pub enum WcOpcode: "SRNIC_WC_", unknown "opcode {}" {
+        /// A send of any kind.
+        Send = SRNIC_WC_SEND,
+        /// An RDMA WRITE.
+        RdmaWrite = SRNIC_WC_RDMA_WRITE,
+        /// An RDMA READ.
+        RdmaRead = SRNIC_WC_RDMA_READ,
+        /// A receive.
+        Recv = SRNIC_WC_RECV,
+        /// An RMPP send.
+        RmppSend = SRNIC_WC_RMPP_SEND,
+        /// An RMPP receive.
+        RmppRecv = SRNIC_WC_RMPP_RECV,
     }
 }
 
@@ -233,8 +131,9 @@ impl WorkCompletion {
         self.0.qp_handle
     }
 
-    /// The STag a Send with Invalidate invalidated, if any.
-    pub fn invalidated_stag(&self) -> Option<u32> {
+    /// The rkey (STag) a Send with Invalidate invalidated, if any (ibverbs'
+    /// `invalidated_rkey`).
+    pub fn invalidated_rkey(&self) -> Option<u32> {
         (self.0.flags & abi::SRNIC_WC_WITH_INV != 0).then_some(self.0.invalidated_stag)
     }
 
@@ -294,6 +193,9 @@ mod tests {
         }
         assert_eq!(WcOpcode::from(3), WcOpcode::Unknown(3));
         assert_eq!(u32::from(WcOpcode::Unknown(129)), 129);
+        assert_eq!(WcOpcode::RdmaWrite.to_string(), "rdma-write");
+        assert_eq!(WcOpcode::RmppRecv.to_string(), "rmpp-recv");
+        assert_eq!(WcOpcode::Unknown(3).to_string(), "opcode 3");
     }
 
     #[test]
@@ -309,7 +211,7 @@ mod tests {
         });
         assert_eq!(wc.status(), WcStatus::RemAccessErr);
         assert!(!wc.is_success());
-        assert_eq!(wc.invalidated_stag(), Some(0x1234));
+        assert_eq!(wc.invalidated_rkey(), Some(0x1234));
         assert!(wc.is_solicited());
         assert_eq!(
             wc.term(),
@@ -325,7 +227,7 @@ mod tests {
         assert!(e.to_string().contains("remote access error"));
         let ok = WorkCompletion::default();
         assert!(ok.ok().is_ok());
-        assert_eq!(ok.invalidated_stag(), None);
+        assert_eq!(ok.invalidated_rkey(), None);
         assert_eq!(ok.term(), None);
     }
 

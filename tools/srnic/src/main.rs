@@ -205,9 +205,8 @@ struct RpingArgs {
     conn: ConnArgs,
 }
 
-fn info(dev: &srnic::Device, path: &std::path::Path) -> CmdResult {
-    let a = dev.query()?;
-    let r = &a.raw;
+fn info(ctx: &srnic::Context, path: &std::path::Path) -> CmdResult {
+    let a = ctx.query_device()?;
     let caps = a.capabilities.names();
     println!("device: {}", path.display());
     println!("abi_version: {}", a.abi_version);
@@ -220,42 +219,28 @@ fn info(dev: &srnic::Device, path: &std::path::Path) -> CmdResult {
             caps.join(" ")
         }
     );
-    for (name, value) in [
-        ("max_pd", u64::from(r.max_pd)),
-        ("max_mr", u64::from(r.max_mr)),
-        ("max_mr_size", r.max_mr_size),
-        ("max_cq", u64::from(r.max_cq)),
-        ("max_cqe", u64::from(r.max_cqe)),
-        ("max_qp", u64::from(r.max_qp)),
-        ("max_qp_wr", u64::from(r.max_qp_wr)),
-        ("max_sge", u64::from(r.max_sge)),
-        ("max_inline_data", u64::from(r.max_inline_data)),
-        ("max_ord", u64::from(r.max_ord)),
-        ("max_ird", u64::from(r.max_ird)),
-        ("max_rmpp_endpoints", u64::from(r.max_rmpp_endpoints)),
-        ("page_size", u64::from(r.page_size)),
-    ] {
+    for (name, value) in a.raw.limits() {
         println!("{name}: {value}");
     }
     Ok(())
 }
 
-fn stats(dev: &srnic::Device) -> CmdResult {
-    for (name, value) in dev.stats()?.counters() {
+fn stats(ctx: &srnic::Context) -> CmdResult {
+    for (name, value) in ctx.stats()?.counters() {
         println!("{name}: {value}");
     }
-    for (name, value) in dev.rmpp_stats()? {
+    for (name, value) in ctx.rmpp_stats()? {
         println!("{name}: {value}");
     }
     Ok(())
 }
 
 fn run(cli: Cli) -> CmdResult {
-    let dev = srnic::Device::open_path(&cli.device)?;
+    let ctx = srnic::Context::open_path(&cli.device)?;
     match cli.cmd {
-        Cmd::Info => info(&dev, &cli.device),
-        Cmd::Stats => stats(&dev),
-        Cmd::Rmpp { cmd } => rmpp::run(&dev, cmd),
+        Cmd::Info => info(&ctx, &cli.device),
+        Cmd::Stats => stats(&ctx),
+        Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd),
         Cmd::Ping {
             role,
             net,
@@ -265,9 +250,9 @@ fn run(cli: Cli) -> CmdResult {
             let size = u32::try_from(size).map_err(|_| Fail::Error("size too large".into()))?;
             match role.client {
                 Some(host) => {
-                    ping::client(&dev, &host, &net.opts(), ping::PingParams { size, count })
+                    ping::client(&ctx, &host, &net.opts(), ping::PingParams { size, count })
                 }
-                None => ping::server(&dev, &net.opts()),
+                None => ping::server(&ctx, &net.opts()),
             }
         }
         Cmd::Xfer {
@@ -280,7 +265,7 @@ fn run(cli: Cli) -> CmdResult {
             count,
         } => match role.client {
             Some(host) => xfer::client(
-                &dev,
+                &ctx,
                 &host,
                 &net.opts(),
                 xfer::XferParams {
@@ -290,7 +275,7 @@ fn run(cli: Cli) -> CmdResult {
                     iters,
                 },
             ),
-            None => xfer::server(&dev, &net.opts(), count),
+            None => xfer::server(&ctx, &net.opts(), count),
         },
         Cmd::Ucmatose(a) => {
             let opts = a.conn.opts(a.port, a.bind.clone());
@@ -299,8 +284,8 @@ fn run(cli: Cli) -> CmdResult {
                 size: a.size,
             };
             match a.server_addr {
-                Some(host) => ucmatose::client(&dev, &host, &opts, o),
-                None => ucmatose::server(&dev, &opts, o),
+                Some(host) => ucmatose::client(&ctx, &host, &opts, o),
+                None => ucmatose::server(&ctx, &opts, o),
             }
         }
         Cmd::Rping(a) => {
@@ -313,8 +298,8 @@ fn run(cli: Cli) -> CmdResult {
                 verbose: a.verbose,
             };
             match (a.client, a.addr) {
-                (true, Some(host)) => rping::client(&dev, &host, &opts, o),
-                _ => rping::server(&dev, &opts, o),
+                (true, Some(host)) => rping::client(&ctx, &host, &opts, o),
+                _ => rping::server(&ctx, &opts, o),
             }
         }
     }

@@ -7,7 +7,7 @@
 
 use crate::session::{resolve, wait_request, NetOpts, Session};
 use crate::util::{fill_pattern, verify_pattern, CmdResult, Fail};
-use srnic::{Access, Device, MrBuffer, RecvWr, SendWr};
+use srnic::{AccessFlags, Context, MrBuffer, RecvWr, SendWr};
 use std::time::{Duration, Instant};
 
 const MAGIC: u32 = u32::from_le_bytes(*b"SRPG");
@@ -49,10 +49,10 @@ fn buffers(s: &Session, size: usize) -> CmdResult<Buffers> {
     Ok(Buffers {
         send: s
             .pd
-            .reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?,
+            .reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?,
         recv: s
             .pd
-            .reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?,
+            .reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?,
     })
 }
 
@@ -83,15 +83,15 @@ fn check(b: &Buffers, wc: &srnic::WorkCompletion, size: usize, seq: u64) -> CmdR
 }
 
 /// The server: answers one client's pings.
-pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
-    let (_l, req) = wait_request(dev, opts)?;
+pub fn server(ctx: &Context, opts: &NetOpts) -> CmdResult {
+    let (_l, req) = wait_request(ctx, opts)?;
     let p = PingParams::decode(req.private_data())
         .ok_or_else(|| Fail::Error("connection request is not from srnic ping".into()))?;
     let size = p.size as usize;
-    let mut s = Session::new(dev, 1, 4, opts.timeout)?;
+    let mut s = Session::new(ctx, 1, 4, opts.timeout)?;
     let mut b = buffers(&s, size)?;
     post_recv(&s, &b, size)?;
-    req.start_accept(&s.qp, &opts.params(dev, Vec::new()))?;
+    req.start_accept(&s.qp, &opts.params(ctx, Vec::new()))?;
     let info = s.qp.wait_established(Some(opts.timeout))?;
     eprintln!(
         "srnic: connection from {}, {} pings of {size} bytes",
@@ -115,15 +115,15 @@ pub fn server(dev: &Device, opts: &NetOpts) -> CmdResult {
 }
 
 /// The client: sends the pings and prints round-trip statistics.
-pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: PingParams) -> CmdResult {
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: PingParams) -> CmdResult {
     let addr = resolve(host, opts.port)?;
     let size = p.size as usize;
-    let mut s = Session::new(dev, 1, 4, opts.timeout)?;
+    let mut s = Session::new(ctx, 1, 4, opts.timeout)?;
     let mut b = buffers(&s, size)?;
     if p.count > 0 {
         post_recv(&s, &b, size)?;
     }
-    s.qp.start_connect(addr, &opts.params(dev, p.encode()))?;
+    s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
     s.qp.wait_established(Some(opts.timeout))?;
     let mut rtts = Vec::with_capacity(p.count as usize);
     for seq in 0..u64::from(p.count) {

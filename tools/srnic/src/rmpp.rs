@@ -11,7 +11,7 @@
 use crate::util::{fill_pattern, verify_pattern, CmdResult, Fail};
 use clap::{Args, Subcommand};
 use srnic::{
-    uapi as abi, Access, CompletionQueue, Device, MemoryRegion, MrBuffer, ProtectionDomain,
+    uapi as abi, AccessFlags, CompletionQueue, Context, MemoryRegion, MrBuffer, ProtectionDomain,
     RmppEndpoint, RmppEndpointAttr, WcOpcode, WorkCompletion,
 };
 use std::collections::BTreeMap;
@@ -49,7 +49,7 @@ pub struct EpOpts {
     nid: u32,
     /// The netdev.
     #[arg(short = 'i', long, default_value = "eth0")]
-    dev: String,
+    ctx: String,
     /// Seconds a wait may go without progress (no completion, no RMPP packet
     /// sent or received) before it fails.
     #[arg(short = 't', long, default_value_t = 60)]
@@ -172,7 +172,7 @@ pub enum RmppCmd {
 #[derive(Subcommand, Debug)]
 pub enum NodeOp {
     /// NID is reached at MAC through DEV.
-    Add { nid: u32, mac: String, dev: String },
+    Add { nid: u32, mac: String, ctx: String },
     /// Forget NID.
     Del { nid: u32 },
 }
@@ -182,24 +182,24 @@ struct Ep {
     scq: CompletionQueue,
     rcq: CompletionQueue,
     pd: ProtectionDomain,
-    dev: Device,
+    ctx: Context,
     timeout: Duration,
 }
 
 impl Ep {
     /// Waits for one completion of `cq` (one of this endpoint's CQs).
     fn wait_one(&self, cq: &CompletionQueue, what: &str) -> CmdResult<WorkCompletion> {
-        wait_one(&self.dev, cq, self.timeout, what)
+        wait_one(&self.ctx, cq, self.timeout, what)
     }
 }
 
-fn open_ep(dev: &Device, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<Ep> {
-    let pd = dev.alloc_pd()?;
-    let scq = dev.create_cq(4096)?;
-    let rcq = dev.create_cq(4096)?;
+fn open_ep(ctx: &Context, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<Ep> {
+    let pd = ctx.alloc_pd()?;
+    let scq = ctx.create_cq(4096)?;
+    let rcq = ctx.create_cq(4096)?;
     let attr = RmppEndpointAttr {
         nid: o.nid,
-        ifname: o.dev.clone(),
+        ifname: o.ctx.clone(),
         drop_unexpected: o.drop_unexpected,
         max_send: if o.max_send != 0 {
             o.max_send
@@ -225,7 +225,7 @@ fn open_ep(dev: &Device, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<
         scq,
         rcq,
         pd,
-        dev: dev.clone(),
+        ctx: ctx.clone(),
         timeout: Duration::from_secs(o.timeout),
     })
 }
@@ -233,13 +233,13 @@ fn open_ep(dev: &Device, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<
 /// Waits for one completion of `cq`; fails when RMPP makes no progress (no
 /// packet sent or received by this host) for `stall`.
 fn wait_one(
-    dev: &Device,
+    ctx: &Context,
     cq: &CompletionQueue,
     stall: Duration,
     what: &str,
 ) -> CmdResult<WorkCompletion> {
     let mut wc = [WorkCompletion::default(); 1];
-    let n = cq.wait_progress(&mut wc, stall, || rmpp_progress(dev))?;
+    let n = cq.wait_progress(&mut wc, stall, || rmpp_progress(ctx))?;
     if n == 0 {
         return Err(Fail::Error(format!(
             "no {what}: no RMPP packet sent or received for {stall:?}"
@@ -249,8 +249,8 @@ fn wait_one(
 }
 
 /// RMPP packets sent and received by this host so far (module-wide).
-fn rmpp_progress(dev: &Device) -> srnic::Result<u64> {
-    Ok(dev
+fn rmpp_progress(ctx: &Context) -> srnic::Result<u64> {
+    Ok(ctx
         .rmpp_stats()?
         .iter()
         .filter(|(name, _)| matches!(*name, "tx_packets" | "rx_packets"))
@@ -267,20 +267,20 @@ fn status_err(wc: &WorkCompletion, what: &str) -> Fail {
 }
 
 /// Runs an RMPP command.
-pub fn run(dev: &Device, cmd: RmppCmd) -> CmdResult {
+pub fn run(ctx: &Context, cmd: RmppCmd) -> CmdResult {
     match cmd {
         RmppCmd::Node { op } => match op {
             NodeOp::Add {
                 nid,
                 mac,
-                dev: ifname,
+                ctx: ifname,
             } => {
                 let m = srnic::parse_mac(&mac)
                     .ok_or_else(|| Fail::Error(format!("invalid MAC address {mac:?}")))?;
-                dev.rmpp_set_node(nid, m, &ifname)?;
+                ctx.rmpp_set_node(nid, m, &ifname)?;
                 Ok(())
             }
-            NodeOp::Del { nid } => Ok(dev.rmpp_del_node(nid)?),
+            NodeOp::Del { nid } => Ok(ctx.rmpp_del_node(nid)?),
         },
         RmppCmd::Recv {
             ep,
@@ -291,7 +291,7 @@ pub fn run(dev: &Device, cmd: RmppCmd) -> CmdResult {
             expect_abort,
             linger,
         } => recv(
-            dev,
+            ctx,
             &ep,
             count,
             sizes.as_ref().map(|s| s.0.as_slice()),
@@ -306,7 +306,7 @@ pub fn run(dev: &Device, cmd: RmppCmd) -> CmdResult {
             count,
             sizes,
             window,
-        } => send(dev, &ep, to, count, &sizes.0, window, false).map(drop),
+        } => send(ctx, &ep, to, count, &sizes.0, window, false).map(drop),
         RmppCmd::Bw {
             ep,
             to,
@@ -314,7 +314,7 @@ pub fn run(dev: &Device, cmd: RmppCmd) -> CmdResult {
             size,
             window,
         } => {
-            let secs = send(dev, &ep, to, count, &[size], window, true)?;
+            let secs = send(ctx, &ep, to, count, &[size], window, true)?;
             let bytes = count as f64 * size as f64;
             println!(
                 "rmpp bw: {count} x {size} bytes in {secs:.3} s: {:.1} MB/s",
@@ -328,7 +328,7 @@ pub fn run(dev: &Device, cmd: RmppCmd) -> CmdResult {
             server,
             count,
             size,
-        } => pingpong(dev, &ep, peer, server, count, size),
+        } => pingpong(ctx, &ep, peer, server, count, size),
     }
 }
 
@@ -377,7 +377,7 @@ impl Order {
 
 #[expect(clippy::too_many_arguments)]
 fn recv(
-    dev: &Device,
+    ctx: &Context,
     o: &EpOpts,
     count: u64,
     sizes: Option<&[usize]>,
@@ -387,13 +387,13 @@ fn recv(
     linger: u64,
 ) -> CmdResult {
     let window = window.clamp(1, 1024);
-    let e = open_ep(dev, o, 16, window as u32)?;
+    let e = open_ep(ctx, o, 16, window as u32)?;
     let slot = max_size.max(1);
     let total = slot
         .checked_mul(window)
         .ok_or_else(|| Fail::Error("window too large".into()))?;
     let mut mr =
-        e.pd.reg_buffer(MrBuffer::new(total)?, Access::LOCAL_WRITE)?;
+        e.pd.reg_buffer(MrBuffer::new(total)?, AccessFlags::LOCAL_WRITE)?;
     let post = |mr: &MemoryRegion<'_>, i: usize| -> CmdResult {
         let sge = mr.sge(i * slot..(i + 1) * slot)?;
         // SAFETY: slot `i` is read only after its completion and re-posted only
@@ -457,7 +457,7 @@ fn recv(
 
 /// Sends `count` messages with up to `window` in flight; returns the seconds taken.
 fn send(
-    dev: &Device,
+    ctx: &Context,
     o: &EpOpts,
     to: u32,
     count: u64,
@@ -466,7 +466,7 @@ fn send(
     quiet: bool,
 ) -> CmdResult<f64> {
     let window = window.clamp(1, 1024);
-    let e = open_ep(dev, o, window as u32, 16)?;
+    let e = open_ep(ctx, o, window as u32, 16)?;
     let mut bufs: Vec<Option<(u32, Vec<u8>)>> = (0..window).map(|_| None).collect();
     let (mut sent, mut done, mut bytes) = (0u64, 0u64, 0u64);
     let start = Instant::now();
@@ -517,19 +517,19 @@ fn send(
 }
 
 fn pingpong(
-    dev: &Device,
+    ctx: &Context,
     o: &EpOpts,
     peer: u32,
     server: bool,
     count: u64,
     size: usize,
 ) -> CmdResult {
-    let e = open_ep(dev, o, 4, 4)?;
+    let e = open_ep(ctx, o, 4, 4)?;
     // Messages go out of a registered region (the MR path) and land in another.
     let mut tx =
-        e.pd.reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?;
+        e.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
     let mut rx =
-        e.pd.reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?;
+        e.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
     if server {
         // The endpoint exists: a client's first message is held for it (or
         // retried by the client) from now on.

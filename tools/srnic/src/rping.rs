@@ -22,7 +22,7 @@
 
 use crate::session::{resolve, wait_request, NetOpts, Session};
 use crate::util::{CmdResult, Fail};
-use srnic::{Access, ConnParams, Device, MemoryRegion, MrBuffer, RecvWr, RemoteAddr, SendWr};
+use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MrBuffer, RecvWr, RemoteAddr, SendWr};
 use std::time::Instant;
 
 /// rping's default port.
@@ -134,10 +134,10 @@ impl Bufs {
         Ok(Self {
             recv: s
                 .pd
-                .reg_buffer(MrBuffer::new(INFO_LEN)?, Access::LOCAL_WRITE)?,
+                .reg_buffer(MrBuffer::new(INFO_LEN)?, AccessFlags::LOCAL_WRITE)?,
             send: s
                 .pd
-                .reg_buffer(MrBuffer::new(INFO_LEN)?, Access::LOCAL_WRITE)?,
+                .reg_buffer(MrBuffer::new(INFO_LEN)?, AccessFlags::LOCAL_WRITE)?,
         })
     }
 
@@ -188,7 +188,7 @@ fn rdma_mr(s: &Session, size: usize) -> CmdResult<MemoryRegion<'static>> {
     Ok(unsafe {
         s.pd.reg_buffer_unchecked(
             MrBuffer::new(size)?,
-            Access::LOCAL_WRITE | Access::REMOTE_READ | Access::REMOTE_WRITE,
+            AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ | AccessFlags::REMOTE_WRITE,
         )
     }?)
 }
@@ -221,10 +221,10 @@ fn summary(side: &str, n: u32, size: u32, t0: Instant, mpa: &srnic::MpaFlags) ->
 }
 
 /// The client: pings the rping server at `host`.
-pub fn client(dev: &Device, host: &str, opts: &NetOpts, o: RpingOpts) -> CmdResult {
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: RpingOpts) -> CmdResult {
     let size = check_size(o.size)?;
     let addr = resolve(host, opts.port)?;
-    let mut s = Session::new(dev, 1, 16, opts.timeout)?;
+    let mut s = Session::new(ctx, 1, 16, opts.timeout)?;
     let mut bufs = Bufs::new(&s)?;
     let mut start = rdma_mr(&s, size)?;
     let mut sink = rdma_mr(&s, size)?;
@@ -266,9 +266,9 @@ pub fn client(dev: &Device, host: &str, opts: &NetOpts, o: RpingOpts) -> CmdResu
 }
 
 /// The server: serves one rping client, until it disconnects.
-pub fn server(dev: &Device, opts: &NetOpts, o: RpingOpts) -> CmdResult {
+pub fn server(ctx: &Context, opts: &NetOpts, o: RpingOpts) -> CmdResult {
     let size = check_size(o.size)?;
-    let (_l, req) = wait_request(dev, opts)?;
+    let (_l, req) = wait_request(ctx, opts)?;
     eprintln!(
         "srnic: rping request from {}: ird={} ord={} mpa={} private_data={} bytes",
         req.remote_addr().map(|a| a.to_string()).unwrap_or_default(),
@@ -277,7 +277,7 @@ pub fn server(dev: &Device, opts: &NetOpts, o: RpingOpts) -> CmdResult {
         req.mpa_flags(),
         req.private_data().len()
     );
-    let mut s = Session::new(dev, 1, 16, opts.timeout)?;
+    let mut s = Session::new(ctx, 1, 16, opts.timeout)?;
     let mut bufs = Bufs::new(&s)?;
     let buf = rdma_mr(&s, size)?;
     bufs.post_recv(&s)?;

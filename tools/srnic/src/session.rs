@@ -4,7 +4,7 @@
 
 use crate::util::{CmdResult, Fail};
 use srnic::{
-    CompletionQueue, ConnParams, ConnectRequest, Device, Listener, ProtectionDomain, QpCap,
+    CompletionQueue, ConnParams, ConnectRequest, Context, Listener, ProtectionDomain, QpCap,
     QpInitAttr, QueuePair, WcStatus, WorkCompletion,
 };
 use std::collections::VecDeque;
@@ -28,8 +28,8 @@ pub struct NetOpts {
 
 impl NetOpts {
     /// Connection parameters with `private_data`.
-    pub fn params(&self, dev: &Device, private_data: Vec<u8>) -> ConnParams {
-        let a = &dev.attr().raw;
+    pub fn params(&self, ctx: &Context, private_data: Vec<u8>) -> ConnParams {
+        let a = &ctx.device_attr().raw;
         ConnParams {
             private_data,
             ird: a.max_ird.clamp(1, 16),
@@ -55,19 +55,19 @@ pub fn resolve(host: &str, port: u16) -> CmdResult<SocketAddr> {
 
 /// Listens at `opts.bind` (every IPv4 address by default) and `opts.port`,
 /// and waits for one request.
-pub fn wait_request(dev: &Device, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
-    let l = listen(dev, opts)?;
+pub fn wait_request(ctx: &Context, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
+    let l = listen(ctx, opts)?;
     let r = next_request(&l, opts)?;
     Ok((l, r))
 }
 
 /// Listens on the server address of `opts`.
-pub fn listen(dev: &Device, opts: &NetOpts) -> CmdResult<Listener> {
+pub fn listen(ctx: &Context, opts: &NetOpts) -> CmdResult<Listener> {
     let addr = match &opts.bind {
         Some(host) => resolve(host, opts.port)?,
         None => SocketAddr::from(([0, 0, 0, 0], opts.port)),
     };
-    let l = Listener::new(dev, addr, 8, &opts.params(dev, Vec::new()))?;
+    let l = Listener::new(ctx, addr, 8, &opts.params(ctx, Vec::new()))?;
     eprintln!("srnic: listening on {}", l.local_addr());
     Ok(l)
 }
@@ -90,15 +90,15 @@ pub struct Session {
 
 impl Session {
     /// Creates the objects; `sge` SGEs per work request, `depth` requests per queue.
-    pub fn new(dev: &Device, sge: u32, depth: u32, timeout: Duration) -> CmdResult<Self> {
-        let max_sge = dev.attr().raw.max_sge;
+    pub fn new(ctx: &Context, sge: u32, depth: u32, timeout: Duration) -> CmdResult<Self> {
+        let max_sge = ctx.device_attr().raw.max_sge;
         if max_sge != 0 && sge > max_sge {
             return Err(Fail::Error(format!(
                 "{sge} SGEs per work request, but the device allows {max_sge}"
             )));
         }
-        let pd = dev.alloc_pd()?;
-        let cq = dev.create_cq(depth * 2)?;
+        let pd = ctx.alloc_pd()?;
+        let cq = ctx.create_cq(depth * 2)?;
         let mut attr = QpInitAttr::new(&cq, &cq);
         attr.cap = QpCap {
             max_send_wr: depth,

@@ -14,7 +14,7 @@
 
 use crate::session::{resolve, wait_request, NetOpts, Session};
 use crate::util::{fill_pattern, CmdResult, Fail};
-use srnic::{Access, ConnParams, Device, MemoryRegion, MrBuffer, RecvWr, SendWr};
+use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MrBuffer, RecvWr, SendWr};
 use std::time::Instant;
 
 /// ucmatose's default port.
@@ -35,17 +35,19 @@ struct Bufs {
     send: MemoryRegion<'static>,
 }
 
-fn setup(dev: &Device, opts: &NetOpts, o: UcmaOpts) -> CmdResult<(Session, Bufs)> {
+fn setup(ctx: &Context, opts: &NetOpts, o: UcmaOpts) -> CmdResult<(Session, Bufs)> {
     let depth = o.count.max(1);
-    let s = Session::new(dev, 1, depth, opts.timeout)?;
+    let s = Session::new(ctx, 1, depth, opts.timeout)?;
     let size = o.size.max(1) as usize;
     let b = Bufs {
-        recv: s
-            .pd
-            .reg_buffer(MrBuffer::new(size * depth as usize)?, Access::LOCAL_WRITE)?,
-        send: s
-            .pd
-            .reg_buffer(MrBuffer::new(size * depth as usize)?, Access::LOCAL_WRITE)?,
+        recv: s.pd.reg_buffer(
+            MrBuffer::new(size * depth as usize)?,
+            AccessFlags::LOCAL_WRITE,
+        )?,
+        send: s.pd.reg_buffer(
+            MrBuffer::new(size * depth as usize)?,
+            AccessFlags::LOCAL_WRITE,
+        )?,
     };
     let n = o.size as usize;
     for i in 0..o.count as usize {
@@ -115,9 +117,9 @@ fn report(side: &str, o: UcmaOpts, t0: Instant, mpa: srnic::MpaFlags) -> String 
 }
 
 /// The client: connects to `host`, receives, replies, waits for the disconnect.
-pub fn client(dev: &Device, host: &str, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
     let addr = resolve(host, opts.port)?;
-    let (mut s, mut b) = setup(dev, opts, o)?;
+    let (mut s, mut b) = setup(ctx, opts, o)?;
     s.qp.start_connect(addr, &params(opts))?;
     let info = s.qp.wait_established(Some(opts.timeout))?;
     eprintln!(
@@ -134,8 +136,8 @@ pub fn client(dev: &Device, host: &str, opts: &NetOpts, o: UcmaOpts) -> CmdResul
 }
 
 /// The server: serves one client: sends, receives the replies, disconnects.
-pub fn server(dev: &Device, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
-    let (_l, req) = wait_request(dev, opts)?;
+pub fn server(ctx: &Context, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
+    let (_l, req) = wait_request(ctx, opts)?;
     eprintln!(
         "srnic: ucmatose request from {}: ird={} ord={} mpa={} private_data={} bytes",
         req.remote_addr().map(|a| a.to_string()).unwrap_or_default(),
@@ -144,7 +146,7 @@ pub fn server(dev: &Device, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
         req.mpa_flags(),
         req.private_data().len()
     );
-    let (mut s, mut b) = setup(dev, opts, o)?;
+    let (mut s, mut b) = setup(ctx, opts, o)?;
     req.start_accept(&s.qp, &params(opts))?;
     let info = s.qp.wait_established(Some(opts.timeout))?;
     eprintln!(

@@ -20,7 +20,9 @@
 
 use crate::session::{listen, next_request, resolve, NetOpts, Session};
 use crate::util::{fill_pattern, fill_poison, verify_pattern, CmdResult, Fail};
-use srnic::{Access, ConnectRequest, Device, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr};
+use srnic::{
+    AccessFlags, ConnectRequest, Context, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr,
+};
 use std::time::{Duration, Instant};
 
 const MAGIC: u32 = u32::from_le_bytes(*b"SRXF");
@@ -197,10 +199,11 @@ impl Ctl {
         Ok(Self {
             send: s
                 .pd
-                .reg_buffer(MrBuffer::new(Ctrl::LEN)?, Access::LOCAL_WRITE)?,
-            recv: s
-                .pd
-                .reg_buffer(MrBuffer::new(Ctrl::LEN * CTRL_SLOTS)?, Access::LOCAL_WRITE)?,
+                .reg_buffer(MrBuffer::new(Ctrl::LEN)?, AccessFlags::LOCAL_WRITE)?,
+            recv: s.pd.reg_buffer(
+                MrBuffer::new(Ctrl::LEN * CTRL_SLOTS)?,
+                AccessFlags::LOCAL_WRITE,
+            )?,
         })
     }
 
@@ -265,7 +268,7 @@ pub fn report(p: &XferParams, side: &str, elapsed: Duration) -> String {
     )
 }
 
-fn data_mr(s: &Session, size: usize, access: Access) -> CmdResult<MemoryRegion<'static>> {
+fn data_mr(s: &Session, size: usize, access: AccessFlags) -> CmdResult<MemoryRegion<'static>> {
     let buf = MrBuffer::new(size.max(1))?;
     // SAFETY: remote writes (the server's buffer under --op write) happen only
     // between READY(i) and DONE(i); the server touches the buffer only after
@@ -275,31 +278,31 @@ fn data_mr(s: &Session, size: usize, access: Access) -> CmdResult<MemoryRegion<'
 
 /// The server side: serves `count` clients, one after the other, on one
 /// listener; fails on the first one that fails.
-pub fn server(dev: &Device, opts: &NetOpts, count: u64) -> CmdResult {
-    let l = listen(dev, opts)?;
+pub fn server(ctx: &Context, opts: &NetOpts, count: u64) -> CmdResult {
+    let l = listen(ctx, opts)?;
     for _ in 0..count.max(1) {
-        serve_one(dev, opts, next_request(&l, opts)?)?;
+        serve_one(ctx, opts, next_request(&l, opts)?)?;
     }
     Ok(())
 }
 
 /// Serves one client.
-fn serve_one(dev: &Device, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
+fn serve_one(ctx: &Context, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
     let p = XferParams::decode(req.private_data())
         .ok_or_else(|| Fail::Error("connection request is not from srnic xfer".into()))?;
     let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
-    let mut s = Session::new(dev, p.sge.max(1), 8, opts.timeout)?;
+    let mut s = Session::new(ctx, p.sge.max(1), 8, opts.timeout)?;
     let access = match p.op {
-        Op::Write => Access::LOCAL_WRITE | Access::REMOTE_WRITE,
-        Op::Read => Access::REMOTE_READ,
-        _ => Access::LOCAL_WRITE,
+        Op::Write => AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+        Op::Read => AccessFlags::REMOTE_READ,
+        _ => AccessFlags::LOCAL_WRITE,
     };
     let mut data = data_mr(&s, size, access)?;
     // For the invalidating SENDs: a region per iteration whose STag the client's
     // SEND invalidates.
     let mut _victim: Option<MemoryRegion<'static>> = None;
     let mut ctl = Ctl::new(&s)?;
-    req.start_accept(&s.qp, &opts.params(dev, Vec::new()))?;
+    req.start_accept(&s.qp, &opts.params(ctx, Vec::new()))?;
     let info = s.qp.wait_established(Some(opts.timeout))?;
     eprintln!(
         "srnic: xfer from {}: op={} size={size} sge={} iters={} mpa={}",
@@ -329,7 +332,11 @@ fn serve_one(dev: &Device, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
             }
         }
         let advertised = if p.op.invalidates() {
-            let v = data_mr(&s, 4096, Access::LOCAL_WRITE | Access::REMOTE_WRITE)?;
+            let v = data_mr(
+                &s,
+                4096,
+                AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            )?;
             let r = v.remote();
             // Held until the next iteration replaces (deregisters) it.
             _victim = Some(v);
@@ -363,10 +370,10 @@ fn serve_one(dev: &Device, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
                         "iteration {i}: {} bytes received, want {size}",
                         wc.byte_len()
                     ))
-                } else if wc.invalidated_stag() != want_inv {
+                } else if wc.invalidated_rkey() != want_inv {
                     Err(format!(
                         "iteration {i}: invalidated STag {:?}, want {want_inv:?}",
-                        wc.invalidated_stag()
+                        wc.invalidated_rkey()
                     ))
                 } else if wc.is_solicited() != op.solicited() {
                     Err(format!(
@@ -412,17 +419,17 @@ fn serve_one(dev: &Device, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
 }
 
 /// The client side.
-pub fn client(dev: &Device, host: &str, opts: &NetOpts, p: XferParams) -> CmdResult {
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: XferParams) -> CmdResult {
     let addr = resolve(host, opts.port)?;
     let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
-    let mut s = Session::new(dev, p.sge.max(1), 8, opts.timeout)?;
+    let mut s = Session::new(ctx, p.sge.max(1), 8, opts.timeout)?;
     let mut data =
-        s.pd.reg_buffer(MrBuffer::new(size.max(1))?, Access::LOCAL_WRITE)?;
+        s.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
     let mut ctl = Ctl::new(&s)?;
     for slot in 0..CTRL_SLOTS {
         ctl.post_recv(&s, slot)?;
     }
-    s.qp.start_connect(addr, &opts.params(dev, p.encode()))?;
+    s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
     let info = s.qp.wait_established(Some(opts.timeout))?;
     eprintln!("srnic: connected to {addr}, mpa={}", info.mpa_flags);
     let mut slot = 0;

@@ -13,7 +13,7 @@
 
 use crate::util::{err, params, qp_attr, stat, Checks, Res};
 use crate::Env;
-use srnic::{Device, EventKind, Listener, ObjectKind};
+use srnic::{Context, EventKind, Listener, ObjectKind};
 use std::time::{Duration, Instant};
 
 /// Runs the scenario's side.
@@ -27,16 +27,16 @@ pub fn run(env: &Env, c: &mut Checks) -> Res {
 
 fn server(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let l = Listener::new(&dev, env.rdma, 2, &params(Vec::new()))?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let l = Listener::new(&ctx, env.rdma, 2, &params(Vec::new()))?;
     let mut ctl = env.ctl()?;
     let req = l
         .get_request(Some(t))?
         .ok_or("no connection request before the timeout")?;
     ctl.send("request")?;
     ctl.expect("destroyed")?;
-    let cq = dev.create_cq(16)?;
+    let cq = ctx.create_cq(16)?;
     let qp = pd.create_qp(&qp_attr(&cq, &cq, 16))?;
     req.start_accept(&qp, &params(Vec::new()))?;
     // The server side is established once its Reply is sent; then the
@@ -65,10 +65,10 @@ fn server(env: &Env, c: &mut Checks) -> Res {
 
 fn client(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let (qps0, sockets0) = (stat(&dev, "qps")?, stat(&dev, "sockets")?);
-    let pd = dev.alloc_pd()?;
-    let cq = dev.create_cq(16)?;
+    let ctx = Context::open()?;
+    let (qps0, sockets0) = (stat(&ctx, "qps")?, stat(&ctx, "sockets")?);
+    let pd = ctx.alloc_pd()?;
+    let cq = ctx.create_cq(16)?;
     let mut ctl = env.ctl()?;
     let qp = pd.create_qp(&qp_attr(&cq, &cq, 16))?;
     let handle = qp.handle();
@@ -84,7 +84,7 @@ fn client(env: &Env, c: &mut Checks) -> Res {
     let mut named = Vec::new();
     // Takes the events queued now; keeps the kinds of those naming the QP.
     let drain = |named: &mut Vec<EventKind>| -> Res {
-        while let Some(e) = dev.next_event(Some(Duration::from_millis(200)))? {
+        while let Some(e) = ctx.next_event(Some(Duration::from_millis(200)))? {
             if e.target() == (ObjectKind::Qp, handle) {
                 named.push(e.kind);
             }
@@ -93,7 +93,7 @@ fn client(env: &Env, c: &mut Checks) -> Res {
     };
     let freed = loop {
         drain(&mut named)?;
-        if stat(&dev, "qps")? == qps0 && stat(&dev, "sockets")? == sockets0 {
+        if stat(&ctx, "qps")? == qps0 && stat(&ctx, "sockets")? == sockets0 {
             break true;
         }
         if Instant::now() >= deadline {
@@ -103,8 +103,8 @@ fn client(env: &Env, c: &mut Checks) -> Res {
     c.ok(
         format!(
             "client: the destroyed QP and its socket are freed (qps {}, sockets {})",
-            stat(&dev, "qps")?,
-            stat(&dev, "sockets")?
+            stat(&ctx, "qps")?,
+            stat(&ctx, "sockets")?
         ),
         freed,
     );

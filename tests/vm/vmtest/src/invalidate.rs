@@ -24,8 +24,8 @@ use crate::util::{
 };
 use crate::Env;
 use srnic::{
-    Access, Device, EventKind, Listener, MrBuffer, QpState, QueuePair, RecvWr, SendWr, WcOpcode,
-    WcStatus,
+    AccessFlags, Context, EventKind, Listener, MrBuffer, QpState, QueuePair, RecvWr, SendWr,
+    WcOpcode, WcStatus,
 };
 use std::time::Duration;
 
@@ -62,19 +62,19 @@ fn error_state(c: &mut Checks, who: &str, qp: &QueuePair, term: u32, t: Duration
 
 fn server(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let l = Listener::new(&dev, env.rdma, 2, &params(Vec::new()))?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let l = Listener::new(&ctx, env.rdma, 2, &params(Vec::new()))?;
     let mut ctl = env.ctl()?;
     for (i, (op, term)) in CASES.iter().enumerate() {
         let who = format!("{op} after invalidation: target");
         ctl.expect("case")?;
-        let cq = dev.create_cq(16)?;
+        let cq = ctx.create_cq(16)?;
         let (qp, _) = accept_qp(&l, &pd, &qp_attr(&cq, &cq, 16), t)?;
-        let r = reg_remote(&pd, LEN, Access::ALL)?;
-        let mut s = reg_remote(&pd, LEN, Access::ALL)?;
+        let r = reg_remote(&pd, LEN, AccessFlags::ALL)?;
+        let mut s = reg_remote(&pd, LEN, AccessFlags::ALL)?;
         fill(s.as_mut_slice(), 0x5, 0);
-        let inbox = pd.reg_buffer(MrBuffer::new(MSG)?, Access::LOCAL_WRITE)?;
+        let inbox = pd.reg_buffer(MrBuffer::new(MSG)?, AccessFlags::LOCAL_WRITE)?;
         // SAFETY: `inbox` is read only after this receive completed.
         qp.post_recv(&[unsafe { RecvWr::new(1, vec![inbox.sge(..)?]) }])?;
         ctl.send(format!(
@@ -102,7 +102,7 @@ fn server(env: &Env, c: &mut Checks) -> Res {
         );
         c.eq(
             format!("{op}: receive completion names the invalidated STag"),
-            wc.invalidated_stag(),
+            wc.invalidated_rkey(),
             Some(r.rkey()),
         );
         ctl.send("invalidated")?;
@@ -118,17 +118,17 @@ fn server(env: &Env, c: &mut Checks) -> Res {
 
 fn client(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
     let mut ctl = env.ctl()?;
-    let mut src = pd.reg_buffer(MrBuffer::new(LEN)?, Access::LOCAL_WRITE)?;
-    let mut msg = pd.reg_buffer(MrBuffer::new(MSG)?, Access::LOCAL_WRITE)?;
+    let mut src = pd.reg_buffer(MrBuffer::new(LEN)?, AccessFlags::LOCAL_WRITE)?;
+    let mut msg = pd.reg_buffer(MrBuffer::new(MSG)?, AccessFlags::LOCAL_WRITE)?;
     fill(msg.as_mut_slice(), 0x1E, 0);
-    let sink = pd.reg_buffer(MrBuffer::new(LEN)?, Access::LOCAL_WRITE)?;
+    let sink = pd.reg_buffer(MrBuffer::new(LEN)?, AccessFlags::LOCAL_WRITE)?;
     for (i, (op, term)) in CASES.iter().enumerate() {
         let who = format!("{op} after invalidation: initiator");
         ctl.send(format!("case {op}"))?;
-        let cq = dev.create_cq(16)?;
+        let cq = ctx.create_cq(16)?;
         let qp = connect_qp(&pd, &qp_attr(&cq, &cq, 16), env.rdma, Vec::new(), t)?;
         let m = ctl.expect("mrs")?;
         if m.len() != 2 {

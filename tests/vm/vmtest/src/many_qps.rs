@@ -17,7 +17,7 @@ use crate::util::{
 };
 use crate::Env;
 use srnic::{
-    Access, Device, Listener, MemoryRegion, MrBuffer, QueuePair, RecvWr, RemoteMr, SendWr,
+    AccessFlags, Context, Listener, MemoryRegion, MrBuffer, QueuePair, RecvWr, RemoteMr, SendWr,
     WcOpcode, WorkCompletion,
 };
 use std::collections::HashMap;
@@ -86,19 +86,19 @@ fn new_conn(
     pd: &srnic::ProtectionDomain,
     qp: QueuePair,
     size: usize,
-    data_access: Access,
+    data_access: AccessFlags,
     sink: bool,
 ) -> Res<Conn> {
     Ok(Conn {
         qp,
         data: reg_remote(pd, size, data_access)?,
         sink: if sink {
-            Some(pd.reg_buffer(MrBuffer::new(size)?, Access::LOCAL_WRITE)?)
+            Some(pd.reg_buffer(MrBuffer::new(size)?, AccessFlags::LOCAL_WRITE)?)
         } else {
             None
         },
-        out: pd.reg_buffer(MrBuffer::new(MSG)?, Access::LOCAL_WRITE)?,
-        inbox: pd.reg_buffer(MrBuffer::new(2 * MSG)?, Access::LOCAL_WRITE)?,
+        out: pd.reg_buffer(MrBuffer::new(MSG)?, AccessFlags::LOCAL_WRITE)?,
+        inbox: pd.reg_buffer(MrBuffer::new(2 * MSG)?, AccessFlags::LOCAL_WRITE)?,
     })
 }
 
@@ -132,10 +132,10 @@ fn next_ok(w: &mut Waiter, t: Duration) -> Res<WorkCompletion> {
 
 fn server(env: &Env, c: &mut Checks, qps: u32, rounds: u32, size: usize) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let cq = dev.create_cq(qps * 8)?;
-    let l = Listener::new(&dev, env.rdma, qps, &params(Vec::new()))?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let cq = ctx.create_cq(qps * 8)?;
+    let l = Listener::new(&ctx, env.rdma, qps, &params(Vec::new()))?;
     let mut ctl = env.ctl()?;
     let mut conns: Vec<Option<Conn>> = (0..qps).map(|_| None).collect();
     let mut by_handle = HashMap::new();
@@ -154,7 +154,7 @@ fn server(env: &Env, c: &mut Checks, qps: u32, rounds: u32, size: usize) -> Res 
             return err(format!("two connections with index {i}"));
         }
         let qp = pd.create_qp(&qp_attr(&cq, &cq, 8))?;
-        let conn = new_conn(&pd, qp, size, Access::ALL, false)?;
+        let conn = new_conn(&pd, qp, size, AccessFlags::ALL, false)?;
         conn.post_recv(i, 0)?;
         conn.post_recv(i, 1)?;
         req.start_accept(&conn.qp, &params(Vec::new()))?;
@@ -220,14 +220,14 @@ fn server(env: &Env, c: &mut Checks, qps: u32, rounds: u32, size: usize) -> Res 
 
 fn client(env: &Env, c: &mut Checks, qps: u32, rounds: u32, size: usize) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let cq = dev.create_cq(qps * 8)?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let cq = ctx.create_cq(qps * 8)?;
     let mut ctl = env.ctl()?;
     let mut conns = Vec::new();
     for i in 0..qps {
         let qp = pd.create_qp(&qp_attr(&cq, &cq, 8))?;
-        let conn = new_conn(&pd, qp, size, Access::LOCAL_WRITE, true)?;
+        let conn = new_conn(&pd, qp, size, AccessFlags::LOCAL_WRITE, true)?;
         conn.post_recv(i, 0)?;
         conn.post_recv(i, 1)?;
         conn.qp

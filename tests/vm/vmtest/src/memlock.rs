@@ -13,7 +13,7 @@
 //!   limit registers.
 
 use crate::util::{err, stat, Checks, Res};
-use srnic::{Access, Device, MrBuffer};
+use srnic::{AccessFlags, Context, MrBuffer};
 
 const KIB: usize = 1024;
 
@@ -82,7 +82,7 @@ fn register(
     len: usize,
 ) -> Res<Result<srnic::MemoryRegion<'static>, i32>> {
     let buf = MrBuffer::new(len)?;
-    match pd.reg_buffer(buf, Access::LOCAL_WRITE) {
+    match pd.reg_buffer(buf, AccessFlags::LOCAL_WRITE) {
         Ok(m) => Ok(Ok(m)),
         Err(e) => {
             println!("info: registering {} KiB: {e}", len / KIB);
@@ -97,8 +97,8 @@ pub fn run(c: &mut Checks, limit_kib: usize, uid: u32) -> Res {
         return err("--limit-kib: a multiple of 4, at least 16");
     }
     let limit = limit_kib * KIB;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
     let mut st = ProcStatus::open()?;
     let rl = libc::rlimit {
         rlim_cur: limit as libc::rlim_t,
@@ -137,7 +137,7 @@ pub fn run(c: &mut Checks, limit_kib: usize, uid: u32) -> Res {
         "0000000000000000".to_owned(),
     );
     let pin0 = st.vm_pin()?;
-    let dev0 = stat(&dev, "pinned_pages")?;
+    let dev0 = stat(&ctx, "pinned_pages")?;
     println!("info: RLIMIT_MEMLOCK {limit_kib} KiB, VmPin {pin0} KiB, pinned_pages {dev0}");
 
     // Within the limit.
@@ -228,7 +228,7 @@ pub fn run(c: &mut Checks, limit_kib: usize, uid: u32) -> Res {
     c.eq("VmPin back at its baseline", st.vm_pin()?, pin0);
     c.eq(
         "device pinned_pages back at its baseline",
-        stat(&dev, "pinned_pages")?,
+        stat(&ctx, "pinned_pages")?,
         dev0,
     );
     match register(&pd, limit)? {

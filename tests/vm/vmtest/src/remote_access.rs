@@ -29,8 +29,8 @@ use crate::util::{
 };
 use crate::Env;
 use srnic::{
-    Access, Device, EventKind, Listener, MemoryRegion, MrBuffer, QpState, QueuePair, RemoteMr,
-    SendWr, WcStatus,
+    AccessFlags, Context, EventKind, Listener, MemoryRegion, MrBuffer, QpState, QueuePair,
+    RemoteMr, SendWr, WcStatus,
 };
 use std::time::Duration;
 
@@ -135,7 +135,7 @@ pub fn run(env: &Env, c: &mut Checks) -> Res {
 fn reg(
     pd: &srnic::ProtectionDomain,
     len: usize,
-    access: Access,
+    access: AccessFlags,
     seed: u64,
 ) -> Res<MemoryRegion<'static>> {
     let mut m = reg_remote(pd, len, access)?;
@@ -145,24 +145,24 @@ fn reg(
 
 fn server(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let pd2 = dev.alloc_pd()?;
-    let good = reg(&pd, GOOD_LEN, Access::ALL, SEED_GOOD)?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let pd2 = ctx.alloc_pd()?;
+    let good = reg(&pd, GOOD_LEN, AccessFlags::ALL, SEED_GOOD)?;
     let nowrite = reg(
         &pd,
         SMALL,
-        Access::LOCAL_WRITE | Access::REMOTE_READ,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
         SEED_NOWRITE,
     )?;
     let noread = reg(
         &pd,
         SMALL,
-        Access::LOCAL_WRITE | Access::REMOTE_WRITE,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
         SEED_NOREAD,
     )?;
-    let other = reg(&pd2, SMALL, Access::ALL, SEED_OTHER)?;
-    let l = Listener::new(&dev, env.rdma, 8, &params(Vec::new()))?;
+    let other = reg(&pd2, SMALL, AccessFlags::ALL, SEED_OTHER)?;
+    let l = Listener::new(&ctx, env.rdma, 8, &params(Vec::new()))?;
     let mut ctl = env.ctl()?;
     ctl.send(format!(
         "mrs {} {} {} {}",
@@ -171,7 +171,7 @@ fn server(env: &Env, c: &mut Checks) -> Res {
         mr_to_str(&noread.remote()),
         mr_to_str(&other.remote())
     ))?;
-    let cq_b = dev.create_cq(32)?;
+    let cq_b = ctx.create_cq(32)?;
     let (qp_b, _) = accept_qp(&l, &pd, &qp_attr(&cq_b, &cq_b, 16), t)?;
     c.ok("server: bystander QP established", true);
     let intact = || {
@@ -186,7 +186,7 @@ fn server(env: &Env, c: &mut Checks) -> Res {
             Some("victim") => {
                 let i: usize = m.get(1).ok_or("victim: no index")?.parse()?;
                 let case = CASES.get(i).ok_or("victim: bad index")?;
-                let cq = dev.create_cq(16)?;
+                let cq = ctx.create_cq(16)?;
                 let (qp, _) = accept_qp(&l, &pd, &qp_attr(&cq, &cq, 16), t)?;
                 ctl.send("accepted")?;
                 let before = c.failed;
@@ -294,8 +294,8 @@ impl Bystander {
 
 fn client(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
     let mut ctl = env.ctl()?;
     let m = ctl.expect("mrs")?;
     if m.len() != 4 {
@@ -305,17 +305,17 @@ fn client(env: &Env, c: &mut Checks) -> Res {
     let nowrite = mr_from_str(&m[1])?;
     let noread = mr_from_str(&m[2])?;
     let other = mr_from_str(&m[3])?;
-    let cq_b = dev.create_cq(32)?;
+    let cq_b = ctx.create_cq(32)?;
     let mut by = Bystander {
         qp: connect_qp(&pd, &qp_attr(&cq_b, &cq_b, 16), env.rdma, Vec::new(), t)?,
         w: Waiter::new(cq_b.clone()),
-        lbuf: pd.reg_buffer(MrBuffer::new(HALF)?, Access::LOCAL_WRITE)?,
-        rbuf: pd.reg_buffer(MrBuffer::new(HALF)?, Access::LOCAL_WRITE)?,
+        lbuf: pd.reg_buffer(MrBuffer::new(HALF)?, AccessFlags::LOCAL_WRITE)?,
+        rbuf: pd.reg_buffer(MrBuffer::new(HALF)?, AccessFlags::LOCAL_WRITE)?,
     };
     by.round(c, &mut ctl, &good, 1, t)?;
-    let mut src = pd.reg_buffer(MrBuffer::new(BAD_LEN)?, Access::LOCAL_WRITE)?;
+    let mut src = pd.reg_buffer(MrBuffer::new(BAD_LEN)?, AccessFlags::LOCAL_WRITE)?;
     fill(src.as_mut_slice(), 0xBAD, 0);
-    let sink = pd.reg_buffer(MrBuffer::new(BAD_LEN)?, Access::LOCAL_WRITE)?;
+    let sink = pd.reg_buffer(MrBuffer::new(BAD_LEN)?, AccessFlags::LOCAL_WRITE)?;
     for (i, case) in CASES.iter().enumerate() {
         let n = case.name;
         let remote = match case.target {
@@ -329,7 +329,7 @@ fn client(env: &Env, c: &mut Checks) -> Res {
             Target::OtherPd => other.at(0),
         };
         ctl.send(format!("victim {i}"))?;
-        let cq = dev.create_cq(16)?;
+        let cq = ctx.create_cq(16)?;
         let qp = connect_qp(&pd, &qp_attr(&cq, &cq, 16), env.rdma, Vec::new(), t)?;
         ctl.expect("accepted")?;
         let mut w = Waiter::new(cq.clone());

@@ -19,7 +19,7 @@ use crate::util::{
 };
 use crate::Env;
 use srnic::{
-    Access, CompletionQueue, Device, Listener, MrBuffer, RecvWr, SendWr, WcOpcode, WcStatus,
+    AccessFlags, CompletionQueue, Context, Listener, MrBuffer, RecvWr, SendWr, WcOpcode, WcStatus,
     WorkCompletion,
 };
 use std::time::{Duration, Instant};
@@ -110,12 +110,12 @@ impl Rx<'_> {
 
 fn server(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let scq = dev.create_cq(16)?;
-    let rcq = dev.create_cq(16)?;
-    let rbuf = pd.reg_buffer(MrBuffer::new(SLOTS * MSG)?, Access::LOCAL_WRITE)?;
-    let l = Listener::new(&dev, env.rdma, 1, &params(Vec::new()))?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let scq = ctx.create_cq(16)?;
+    let rcq = ctx.create_cq(16)?;
+    let rbuf = pd.reg_buffer(MrBuffer::new(SLOTS * MSG)?, AccessFlags::LOCAL_WRITE)?;
+    let l = Listener::new(&ctx, env.rdma, 1, &params(Vec::new()))?;
     let mut ctl = env.ctl()?;
     let (qp, _) = accept_qp(&l, &pd, &qp_attr(&scq, &rcq, 16), t)?;
     let mut wrs = Vec::new();
@@ -214,13 +214,13 @@ fn server(env: &Env, c: &mut Checks) -> Res {
 
 fn client(env: &Env, c: &mut Checks) -> Res {
     let t = env.timeout;
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
     let mut ctl = env.ctl()?;
-    let cq = dev.create_cq(16)?;
+    let cq = ctx.create_cq(16)?;
     let qp = connect_qp(&pd, &qp_attr(&cq, &cq, 16), env.rdma, Vec::new(), t)?;
     let mut w = Waiter::new(cq.clone());
-    let mut sbuf = pd.reg_buffer(MrBuffer::new(SLOTS * MSG)?, Access::LOCAL_WRITE)?;
+    let mut sbuf = pd.reg_buffer(MrBuffer::new(SLOTS * MSG)?, AccessFlags::LOCAL_WRITE)?;
     loop {
         let m = ctl.recv()?;
         match m.first().map(String::as_str) {

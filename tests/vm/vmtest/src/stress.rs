@@ -12,7 +12,7 @@ use crate::util::{
     Res, Waiter,
 };
 use crate::Env;
-use srnic::{Access, Device, EventKind, Listener, QpState, QueuePair, SendWr};
+use srnic::{AccessFlags, Context, EventKind, Listener, QpState, QueuePair, SendWr};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -24,16 +24,16 @@ pub fn run(env: &Env, c: &mut Checks, size: usize, seconds: u64, pidfile: Option
     if size < 2 * CHUNKS as usize * 4096 {
         return err("--size too small");
     }
-    let dev = Device::open()?;
-    let pd = dev.alloc_pd()?;
-    let mut mr = reg_remote(&pd, size, Access::ALL)?;
+    let ctx = Context::open()?;
+    let pd = ctx.alloc_pd()?;
+    let mut mr = reg_remote(&pd, size, AccessFlags::ALL)?;
     fill(mr.as_mut_slice(), 0x57, 0);
-    let cq = dev.create_cq(64)?;
+    let cq = ctx.create_cq(64)?;
     let attr = qp_attr(&cq, &cq, 32);
     let t = env.timeout;
     let limit = Duration::from_secs(seconds);
     if env.server {
-        let l = Listener::new(&dev, env.rdma, 1, &params(Vec::new()))?;
+        let l = Listener::new(&ctx, env.rdma, 1, &params(Vec::new()))?;
         let mut ctl = env.ctl()?;
         let (qp, _) = accept_qp(&l, &pd, &attr, t)?;
         ctl.send(format!("mr {}", mr_to_str(&mr.remote())))?;

@@ -314,8 +314,8 @@ impl Waiter {
 }
 
 /// One counter of `SRNIC_IOCTL_QUERY_STATS`.
-pub fn stat(dev: &srnic::Device, name: &str) -> Res<u64> {
-    dev.stats()?
+pub fn stat(ctx: &srnic::Context, name: &str) -> Res<u64> {
+    ctx.stats()?
         .counters()
         .iter()
         .find(|(n, _)| *n == name)
@@ -334,7 +334,7 @@ pub fn stat(dev: &srnic::Device, name: &str) -> Res<u64> {
 pub fn reg_remote(
     pd: &srnic::ProtectionDomain,
     len: usize,
-    access: srnic::Access,
+    access: srnic::AccessFlags,
 ) -> Res<srnic::MemoryRegion<'static>> {
     let buf = srnic::MrBuffer::new(len)?;
     // SAFETY: see above: the program never touches the bytes while the peer

@@ -34,12 +34,12 @@ const READ_BATCH: usize = 32;
 /// holds it alive; the file (and with it every kernel object still left) is
 /// closed when the last clone and the last object are dropped.
 #[derive(Clone, Debug)]
-pub struct Device {
-    pub(crate) inner: Arc<DeviceInner>,
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
 }
 
 #[derive(Debug)]
-pub(crate) struct DeviceInner {
+pub(crate) struct ContextInner {
     file: File,
     attr: DeviceAttr,
     events: Mutex<EventQueue>,
@@ -59,29 +59,14 @@ struct EventQueue {
 pub struct Capabilities(pub u64);
 
 impl Capabilities {
-    /// The names of the set bits, in bit order; unknown bits as `bitN`.
+    /// The names of the set bits, in bit order (`SRNIC_CAP_MPA_CRC` is
+    /// `mpa-crc`); unknown bits as `bitN`.
     pub fn names(&self) -> Vec<String> {
-        const NAMES: [(u64, &str); 4] = [
-            (abi::SRNIC_CAP_IWARP, "iwarp"),
-            (abi::SRNIC_CAP_MPA_CRC, "mpa-crc"),
-            (abi::SRNIC_CAP_MPA_MARKERS, "mpa-markers"),
-            (abi::SRNIC_CAP_RMPP, "rmpp"),
-        ];
-        (0..64)
-            .map(|b| 1u64 << b)
-            .filter(|bit| self.0 & bit != 0)
-            .map(|bit| {
-                NAMES
-                    .iter()
-                    .find(|(b, _)| *b == bit)
-                    .map(|(_, n)| n.to_string())
-                    .unwrap_or_else(|| format!("bit{}", bit.trailing_zeros()))
-            })
-            .collect()
+        crate::names::bit_names("SRNIC_CAP_", self.0)
     }
 }
 
-/// What `SRNIC_IOCTL_QUERY_DEVICE` reports.
+/// What `SRNIC_IOCTL_QUERY_DEVICE` reports (ibverbs' `ibv_device_attr`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeviceAttr {
     /// The module's ABI version.
@@ -100,32 +85,14 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// Every counter as (name, value), in ABI order.
-    pub fn counters(&self) -> [(&'static str, u64); 17] {
-        let r = &self.raw;
-        [
-            ("contexts", r.contexts),
-            ("pinned_pages", r.pinned_pages),
-            ("qps", r.qps),
-            ("connections", r.connections),
-            ("tx_fpdus", r.tx_fpdus),
-            ("rx_fpdus", r.rx_fpdus),
-            ("tx_bytes", r.tx_bytes),
-            ("rx_bytes", r.rx_bytes),
-            ("terminates_sent", r.terminates_sent),
-            ("terminates_received", r.terminates_received),
-            ("crc_errors", r.crc_errors),
-            ("pds", r.pds),
-            ("mrs", r.mrs),
-            ("cqs", r.cqs),
-            ("listeners", r.listeners),
-            ("conn_requests", r.conn_requests),
-            ("sockets", r.sockets),
-        ]
+    /// Every counter as (name, value), in ABI order (the names are the fields'
+    /// names in `struct srnic_stats`).
+    pub fn counters(&self) -> [(&'static str, u64); abi::SrnicStats::COUNTER_NAMES.len()] {
+        self.raw.counters()
     }
 }
 
-impl Device {
+impl Context {
     /// Opens the device at [`DEFAULT_PATH`].
     pub fn open() -> Result<Self> {
         Self::open_path(DEFAULT_PATH)
@@ -153,7 +120,7 @@ impl Device {
             });
         }
         Ok(Self {
-            inner: Arc::new(DeviceInner {
+            inner: Arc::new(ContextInner {
                 file,
                 attr,
                 events: Mutex::new(EventQueue::default()),
@@ -163,13 +130,13 @@ impl Device {
         })
     }
 
-    /// Queries the ABI version, capabilities and limits.
-    pub fn query(&self) -> Result<DeviceAttr> {
+    /// Queries the ABI version, capabilities and limits (`ibv_query_device`).
+    pub fn query_device(&self) -> Result<DeviceAttr> {
         query_file(&self.inner.file)
     }
 
     /// The attributes queried when the device was opened (no system call).
-    pub fn attr(&self) -> &DeviceAttr {
+    pub fn device_attr(&self) -> &DeviceAttr {
         &self.inner.attr
     }
 
@@ -180,13 +147,7 @@ impl Device {
             ..Default::default()
         };
         // SAFETY: `s` is the structure the command encodes and holds no pointers.
-        unsafe {
-            self.inner.cmd(
-                abi::SRNIC_IOCTL_QUERY_STATS,
-                "SRNIC_IOCTL_QUERY_STATS",
-                &mut s,
-            )
-        }?;
+        unsafe { self.inner.cmd(abi::SRNIC_IOCTL_QUERY_STATS, &mut s) }?;
         Ok(Stats { raw: s })
     }
 
@@ -243,9 +204,9 @@ impl Device {
     }
 }
 
-impl AsFd for Device {
+impl AsFd for Context {
     /// The device fd, for poll/epoll: readable when an event record is pending
-    /// in the kernel (see [`Device::process_events`]).
+    /// in the kernel (see [`Context::process_events`]).
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.inner.file.as_fd()
     }
@@ -255,7 +216,7 @@ impl AsFd for Device {
 ///
 /// # Safety
 ///
-/// As [`Device::ioctl`].
+/// As [`Context::ioctl`].
 unsafe fn raw_ioctl(file: &File, cmd: u32, arg: usize) -> io::Result<i32> {
     // SAFETY: the caller guarantees `arg` fits `cmd`; the fd is open.
     let r = unsafe { libc::ioctl(file.as_raw_fd(), cmd as _, arg) };
@@ -288,8 +249,8 @@ fn query_file(file: &File) -> Result<DeviceAttr> {
     })
 }
 
-impl DeviceInner {
-    pub(crate) fn attr(&self) -> &DeviceAttr {
+impl ContextInner {
+    pub(crate) fn device_attr(&self) -> &DeviceAttr {
         &self.attr
     }
 
@@ -300,18 +261,25 @@ impl DeviceInner {
     }
 
     /// Issues command `cmd` with argument structure `arg`, after checking that
-    /// the command encodes `T`'s size.
+    /// the command encodes `T`'s size. An error names the command as the
+    /// header does (`SRNIC_IOCTL_...`).
     ///
     /// # Safety
     ///
     /// `T` must be the structure `cmd` takes, and every user pointer inside `arg`
     /// must be valid for what the command does with it.
-    pub(crate) unsafe fn cmd<T>(&self, cmd: u32, op: &'static str, arg: &mut T) -> Result<i32> {
+    pub(crate) unsafe fn cmd<T>(&self, cmd: u32, arg: &mut T) -> Result<i32> {
         if (cmd >> 16) as usize & 0x3fff != std::mem::size_of::<T>() {
             return Err(Error::InvalidArgument("ioctl size mismatch"));
         }
         // SAFETY: the size matches; the caller guarantees the rest.
-        unsafe { raw_ioctl(&self.file, cmd, arg as *mut T as usize) }.map_err(Error::os(op))
+        unsafe { raw_ioctl(&self.file, cmd, arg as *mut T as usize) }.map_err(|source| {
+            // Looked up only on failure: the commands are polled in hot loops.
+            let op = abi::constants("SRNIC_IOCTL_")
+                .find(|c| c.value == u64::from(cmd))
+                .map_or("ioctl", |c| c.name);
+            Error::Os { op, source }
+        })
     }
 
     /// Destroys `handle` with a `srnic_handle_arg` command; for `Drop`, so a
@@ -323,7 +291,7 @@ impl DeviceInner {
             reserved: 0,
         };
         // SAFETY: SrnicHandleArg is what every destroy command takes; no pointers.
-        if unsafe { self.cmd(cmd, "destroy", &mut a) }.is_err() {
+        if unsafe { self.cmd(cmd, &mut a) }.is_err() {
             self.destroy_errors.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -461,12 +429,12 @@ impl WriteNonblocking for &File {
 }
 
 #[cfg(test)]
-impl Device {
+impl Context {
     /// A device over any file (the read end of a pipe in the demultiplexer
     /// tests), without the ABI check.
     pub(crate) fn from_file_for_test(file: File) -> Self {
         Self {
-            inner: Arc::new(DeviceInner {
+            inner: Arc::new(ContextInner {
                 file,
                 attr: DeviceAttr {
                     abi_version: abi::SRNIC_ABI_VERSION,
@@ -489,7 +457,7 @@ mod tests {
     use std::os::fd::{FromRawFd, OwnedFd};
 
     /// A device reading from a non-blocking pipe, and the pipe's write end.
-    fn pipe_device() -> (Device, File) {
+    fn pipe_context() -> (Context, File) {
         let mut fds = [0; 2];
         // SAFETY: fds has room for the two descriptors.
         assert_eq!(
@@ -498,7 +466,7 @@ mod tests {
         );
         // SAFETY: pipe2 just created both descriptors and nobody else owns them.
         let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        (Device::from_file_for_test(File::from(r)), File::from(w))
+        (Context::from_file_for_test(File::from(r)), File::from(w))
     }
 
     fn record(ty: u32, handle: u32) -> Vec<u8> {
@@ -510,68 +478,68 @@ mod tests {
         crate::pod::as_bytes(&ev).to_vec()
     }
 
-    fn wait_for(dev: &Device, kind: ObjectKind, h: u32, t: Option<Duration>) -> Option<Event> {
-        dev.inner
+    fn wait_for(ctx: &Context, kind: ObjectKind, h: u32, t: Option<Duration>) -> Option<Event> {
+        ctx.inner
             .wait_event(|e| e.target() == (kind, h), t)
             .unwrap()
     }
 
     #[test]
     fn events_are_routed_per_object_in_arrival_order() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         let mut b = record(abi::SRNIC_EVENT_CQ, 1);
         b.extend(record(abi::SRNIC_EVENT_ESTABLISHED, 1));
         b.extend(record(abi::SRNIC_EVENT_CONNECT_REQUEST, 1));
         b.extend(record(abi::SRNIC_EVENT_DISCONNECTED, 1));
         w.write_all(&b).unwrap();
         // Handle 1 of each kind is a different object.
-        let e = wait_for(&dev, ObjectKind::Qp, 1, Some(Duration::ZERO)).unwrap();
+        let e = wait_for(&ctx, ObjectKind::Qp, 1, Some(Duration::ZERO)).unwrap();
         assert_eq!(e.kind, EventKind::Established);
-        let e = wait_for(&dev, ObjectKind::Listener, 1, Some(Duration::ZERO)).unwrap();
+        let e = wait_for(&ctx, ObjectKind::Listener, 1, Some(Duration::ZERO)).unwrap();
         assert_eq!(e.kind, EventKind::ConnectRequest);
-        assert_eq!(dev.process_events().unwrap(), 2);
+        assert_eq!(ctx.process_events().unwrap(), 2);
         // next_event takes the rest in arrival order.
-        assert_eq!(dev.try_event().unwrap().unwrap().kind, EventKind::CqNotify);
+        assert_eq!(ctx.try_event().unwrap().unwrap().kind, EventKind::CqNotify);
         assert_eq!(
-            dev.try_event().unwrap().unwrap().kind,
+            ctx.try_event().unwrap().unwrap().kind,
             EventKind::Disconnected
         );
-        assert_eq!(dev.try_event().unwrap(), None);
+        assert_eq!(ctx.try_event().unwrap(), None);
     }
 
     #[test]
     fn a_wait_times_out_and_keeps_other_objects_events() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         w.write_all(&record(abi::SRNIC_EVENT_CQ, 7)).unwrap();
         let t0 = Instant::now();
         assert_eq!(
-            wait_for(&dev, ObjectKind::Cq, 8, Some(Duration::from_millis(30))),
+            wait_for(&ctx, ObjectKind::Cq, 8, Some(Duration::from_millis(30))),
             None
         );
         assert!(t0.elapsed() >= Duration::from_millis(30));
-        assert!(wait_for(&dev, ObjectKind::Cq, 7, Some(Duration::ZERO)).is_some());
+        assert!(wait_for(&ctx, ObjectKind::Cq, 7, Some(Duration::ZERO)).is_some());
     }
 
     #[test]
     fn purge_drops_a_destroyed_objects_events() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         let mut b = record(abi::SRNIC_EVENT_QP_ERROR, 3);
         b.extend(record(abi::SRNIC_EVENT_QP_ERROR, 4));
         w.write_all(&b).unwrap();
-        dev.process_events().unwrap();
-        dev.inner.purge(ObjectKind::Qp, 3);
-        assert_eq!(dev.try_event().unwrap().unwrap().handle, 4);
-        assert_eq!(dev.try_event().unwrap(), None);
+        ctx.process_events().unwrap();
+        ctx.inner.purge(ObjectKind::Qp, 3);
+        assert_eq!(ctx.try_event().unwrap().unwrap().handle, 4);
+        assert_eq!(ctx.try_event().unwrap(), None);
     }
 
     #[test]
     fn two_threads_each_get_their_own_event() {
-        let (dev, mut w) = pipe_device();
-        let d2 = dev.clone();
+        let (ctx, mut w) = pipe_context();
+        let d2 = ctx.clone();
         let t = std::thread::spawn(move || {
             wait_for(&d2, ObjectKind::Cq, 2, Some(Duration::from_secs(10))).map(|e| e.kind)
         });
-        let d3 = dev.clone();
+        let d3 = ctx.clone();
         let u = std::thread::spawn(move || {
             wait_for(&d3, ObjectKind::Qp, 2, Some(Duration::from_secs(10))).map(|e| e.kind)
         });
@@ -586,21 +554,21 @@ mod tests {
 
     #[test]
     fn a_partial_record_is_a_protocol_error() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         w.write_all(&[0u8; 10]).unwrap();
-        assert!(matches!(dev.try_event(), Err(Error::Protocol(_))));
+        assert!(matches!(ctx.try_event(), Err(Error::Protocol(_))));
     }
 
     #[test]
     fn many_records_are_read_in_batches() {
-        let (dev, mut w) = pipe_device();
+        let (ctx, mut w) = pipe_context();
         // More than one read() batch (32 records).
         for i in 0..40 {
             w.write_all(&record(abi::SRNIC_EVENT_CQ, 100 + i)).unwrap();
         }
-        assert_eq!(dev.process_events().unwrap(), 40);
+        assert_eq!(ctx.process_events().unwrap(), 40);
         for i in 0..40 {
-            assert_eq!(dev.try_event().unwrap().unwrap().handle, 100 + i);
+            assert_eq!(ctx.try_event().unwrap().unwrap().handle, 100 + i);
         }
     }
 
@@ -613,7 +581,7 @@ mod tests {
 
     #[test]
     fn open_missing_device_reports_path() {
-        let e = Device::open_path("/nonexistent/srnic").unwrap_err();
+        let e = Context::open_path("/nonexistent/srnic").unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
         assert!(e.to_string().contains("/nonexistent/srnic"));
     }
@@ -621,7 +589,7 @@ mod tests {
     #[test]
     fn not_a_srnic_device_fails_the_query() {
         // /dev/null opens, but the query ioctl fails (ENOTTY).
-        let e = Device::open_path("/dev/null").unwrap_err();
+        let e = Context::open_path("/dev/null").unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOTTY));
     }
 
