@@ -102,8 +102,8 @@ impl Qp {
 
     /// Makes the QP ready to send: called by the connection manager once MPA
     /// negotiation succeeded on `sock`. A QP that is no longer connecting
-    /// (destroyed meanwhile) refuses with ECONNABORTED, and the caller's drop
-    /// of the socket closes the connection.
+    /// (destroyed meanwhile) refuses with ECONNABORTED and drops the socket,
+    /// which closes the connection.
     pub(crate) fn establish(self: &Arc<Self>, sock: Arc<TcpSocket>, est: Established) -> Result {
         let neg = est.neg;
         let ord = (neg.ord as usize).min(limits::MAX_ORD) as u16;
