@@ -49,6 +49,8 @@ check-host: deps
 	scripts/check-deps.py
 	@# The repository stands alone: nothing may cite documents outside it.
 	@! git grep -nE '\.\./shared|wire\.md' -- ':!Makefile' || { echo "check-host: the lines above cite documents outside the repository"; exit 1; }
+	@# Every unsafe of the kernel side lives in rust/sys/ (rust/proto forbids it).
+	@! git grep -nwE 'unsafe' -- 'rust/*.rs' ':!rust/sys/**' ':!rust/sys.rs' ':!rust/proto/**' || { echo "check-host: unsafe outside rust/sys/ (above)"; exit 1; }
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet
