@@ -7,12 +7,22 @@
 //!
 //! - `params.rs`: ABI addresses and flags, MPA settings, private data;
 //! - `mpa_io.rs`: reading start-up frames, and the start-up timeouts;
-//! - `listener.rs`: listening and reading MPA Requests;
-//! - `conn_req.rs`: a request waiting for ACCEPT or REJECT;
-//! - `startup.rs`: the CONNECT and ACCEPT jobs.
+//! - `listener.rs`: listening, accepting without waiting, the bounds;
+//! - `incoming.rs`: an accepted connection until its MPA Request is in;
+//! - `conn_req.rs`: a request waiting for ACCEPT or REJECT, the backlog;
+//! - `outgoing.rs`: the initiator's side of a CONNECT;
+//! - `startup.rs`: CONNECT and ACCEPT;
+//! - `handover.rs`: the negotiated socket handed to its QP, the outcome
+//!   reported.
+//!
+//! Nothing here blocks a worker on a peer: sockets are read and connected
+//! without waiting, driven by their callbacks, and timers bound each wait.
 
 pub(crate) mod conn_req;
+pub(crate) mod handover;
+pub(crate) mod incoming;
 pub(crate) mod listener;
 pub(crate) mod mpa_io;
+pub(crate) mod outgoing;
 pub(crate) mod params;
 pub(crate) mod startup;

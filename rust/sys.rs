@@ -13,6 +13,8 @@ pub mod global;
 pub mod miscdev;
 pub mod netdev;
 pub mod pages;
+pub mod params;
 pub mod socket;
+pub mod timer;
 pub mod waitqueue;
 pub mod wq;

@@ -11,10 +11,42 @@ use crate::{
     sys::{errno::eproto, socket::TcpSocket},
     verbs::{stats::Live, table::Table},
 };
+use core::sync::atomic::{AtomicUsize, Ordering};
 use kernel::{
     prelude::*,
     sync::{Arc, Mutex},
 };
+
+/// A listener's backlog: how many of its connection requests may wait for
+/// ACCEPT or REJECT at once. One more is refused at once.
+pub(crate) struct Backlog {
+    waiting: AtomicUsize,
+    max: usize,
+}
+
+impl Backlog {
+    /// A backlog of `max` requests.
+    pub(crate) fn new(max: usize) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self { waiting: AtomicUsize::new(0), max }, GFP_KERNEL)?)
+    }
+
+    /// A place for one more request, if there is room.
+    pub(crate) fn take(self: &Arc<Self>) -> Option<BacklogSlot> {
+        self.waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.max).then_some(n + 1))
+            .ok()
+            .map(|_| BacklogSlot(self.clone()))
+    }
+}
+
+/// One request's place in its listener's backlog, given back on drop.
+pub(crate) struct BacklogSlot(Arc<Backlog>);
+
+impl Drop for BacklogSlot {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// A connection request waiting for `ACCEPT` or `REJECT`.
 #[pin_data(PinnedDrop)]
@@ -29,6 +61,8 @@ pub(crate) struct ConnReq {
     pub(super) request_len: usize,
     /// The listener's MPA settings (what this side asks for).
     pub(crate) cfg: MpaConfig,
+    /// Its place in the listener's backlog.
+    pub(super) _slot: BacklogSlot,
     pub(super) _live: Live,
 }
 
@@ -42,7 +76,7 @@ impl ConnReq {
             Ok((_, Some(_))) => resp.reject(pd.as_slice(), &mut buf).map_err(|_| eproto()),
             _ => Err(eproto()),
         };
-        let r = r.and_then(|n| sock.send(&[&buf[..n]], false));
+        let r = r.and_then(|n| sock.send_now(&buf[..n]));
         sock.shutdown(false);
         r
     }

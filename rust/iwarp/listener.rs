@@ -1,44 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A listener: a listening socket whose work item accepts TCP connections
-//! until the listener is destroyed (shutting its socket down ends the accept
-//! loop). Each accepted connection gets a one-shot work item that reads the
-//! MPA Request and, if it is valid, files a [`ConnReq`] and reports
-//! `SRNIC_EVENT_CONNECT_REQUEST`.
+//! A listener: a listening socket and the connections it accepted that are
+//! still waiting for their MPA Request ([`Incoming`]).
+//!
+//! Nothing here waits for a peer. The listening socket's callback queues the
+//! listener's work item, which accepts every queued connection without
+//! blocking and hands each to an [`Incoming`]. Two bounds keep a flood of
+//! connections from costing more than a fixed amount or locking others out:
+//! - at most `backlog` connections wait for their Request; one more evicts
+//!   the oldest (so a peer that opens connections and sends nothing cannot
+//!   keep a real client out), and each is closed after the request timeout;
+//! - at most `backlog` complete requests wait for ACCEPT or REJECT
+//!   ([`Backlog`]); one more is refused at once.
 
 use crate::{
     iwarp::{
-        conn_req::{ConnReq, ConnTable},
-        mpa_io::{read_frame, REPLY_TIMEOUT_MS, REQUEST_TIMEOUT_MS},
-        params::{mpa_config, to_abi_addr},
-    },
-    proto::mpa::{
-        frame::MAX_FRAME_LEN,
-        negotiate::{MpaConfig, PeerRequest, Responder},
+        conn_req::{Backlog, ConnTable},
+        incoming::{Filing, Incoming},
+        params::mpa_config,
     },
     sys::{
-        socket::{SockAddrV4, TcpSocket},
+        socket::{Attached, SocketEvent, SocketEvents, SockAddrV4, TcpSocket},
         wq,
     },
-    uapi::*,
     verbs::{
-        events::{event, Events},
+        events::Events,
         limits,
         stats::{Live, Object},
     },
 };
 use kernel::{
+    alloc::KVec,
     impl_has_work, new_condvar, new_mutex, new_work,
     prelude::*,
-    sync::{Arc, CondVar, Mutex},
+    sync::{Arc, ArcBorrow, CondVar, Mutex},
     workqueue::{Work, WorkItem},
 };
 
-/// Whether a listener's accept loop runs, and its socket.
-struct Accepting {
-    /// The listening socket; released by [`Listener::stop`] once the accept
-    /// loop has ended, so the port is free when `stop` returns.
-    sock: Option<Arc<TcpSocket>>,
-    running: bool,
+/// The backlog of a listen that asks for none.
+pub(crate) const DEFAULT_BACKLOG: u32 = 128;
+/// The largest backlog a listener takes.
+const MAX_BACKLOG: u32 = 1024;
+
+/// The listener's mutable state.
+struct Inner {
+    /// The listening socket, with its callbacks going to the listener; taken
+    /// by [`Listener::stop`].
+    sock: Option<Attached<Listener>>,
+    /// Connections waiting for their Request, each with its arrival number
+    /// (the oldest is the one evicted); `backlog` slots, of which those
+    /// holding a finished connection count as free.
+    incoming: KVec<Option<(u64, Arc<Incoming>)>>,
+    /// The next arrival number.
+    arrivals: u64,
+    stopped: bool,
+    /// The accept work is running (`stop` waits for it to end).
+    accepting: bool,
 }
 
 /// A listening socket.
@@ -46,27 +62,25 @@ struct Accepting {
 pub(crate) struct Listener {
     /// The listener's handle.
     pub(crate) handle: u32,
+    /// Where its requests go (settings, the file's table and events, the
+    /// backlog), shared with its incoming connections.
+    filing: Arc<Filing>,
     #[pin]
-    accepting: Mutex<Accepting>,
+    inner: Mutex<Inner>,
     #[pin]
     ended: CondVar,
-    cfg: MpaConfig,
-    conns: Arc<ConnTable>,
-    events: Arc<Events>,
     #[pin]
     work: Work<Listener>,
     _live: Live,
 }
-
-/// The largest TCP accept backlog a listener asks for.
-const MAX_BACKLOG: u32 = 1024;
 
 impl_has_work! {
     impl HasWork<Self> for Listener { self.work }
 }
 
 impl Listener {
-    /// Listens on `addr` and starts accepting; returns the listener and its port.
+    /// Listens on `addr` and starts accepting; returns the listener and its
+    /// port. `backlog` 0 means [`DEFAULT_BACKLOG`].
     pub(crate) fn start(
         handle: u32,
         addr: SockAddrV4,
@@ -75,105 +89,138 @@ impl Listener {
         conns: Arc<ConnTable>,
         events: Arc<Events>,
     ) -> Result<(Arc<Self>, u16)> {
-        let sock = TcpSocket::listen(addr, backlog.clamp(1, MAX_BACKLOG) as i32)?;
+        let backlog = if backlog == 0 { DEFAULT_BACKLOG } else { backlog.min(MAX_BACKLOG) };
+        // TCP's own accept queue only has to cover the moments before the
+        // accept work runs; the bounds that matter are this listener's.
+        let sock = TcpSocket::listen(addr, backlog.max(DEFAULT_BACKLOG) as i32)?;
         let port = sock.local_port()?;
         let sock = Arc::new(sock, GFP_KERNEL)?;
-        let l = Arc::pin_init(
-            pin_init!(Self {
+        let filing = Arc::new(
+            Filing {
                 handle,
-                accepting <- new_mutex!(Accepting { sock: Some(sock), running: true }, "srnic_listener"),
-                ended <- new_condvar!("srnic_listener_ended"),
                 cfg: mpa_config(flags, limits::MAX_IRD as u32, limits::MAX_ORD as u32),
                 conns,
                 events,
+                backlog: Backlog::new(backlog as usize)?,
+            },
+            GFP_KERNEL,
+        )?;
+        let mut slots = KVec::with_capacity(backlog as usize, GFP_KERNEL)?;
+        for _ in 0..backlog {
+            slots.push(None, GFP_KERNEL)?;
+        }
+        let l = Arc::pin_init(
+            pin_init!(Self {
+                handle,
+                filing,
+                inner <- new_mutex!(Inner {
+                    sock: None,
+                    incoming: slots,
+                    arrivals: 0,
+                    stopped: false,
+                    accepting: false,
+                }, "srnic_listener"),
+                ended <- new_condvar!("srnic_listener_ended"),
                 work <- new_work!("srnic_listener"),
                 _live: Live::new(Object::Listener),
             }),
             GFP_KERNEL,
         )?;
-        if wq::queue().enqueue(l.clone()).is_err() {
-            l.accepting.lock().running = false;
-        }
+        let attached = Attached::new(sock, l.clone())?;
+        l.inner.lock().sock = Some(attached);
+        // Connections may be queued already.
+        l.kick();
         Ok((l, port))
     }
 
-    /// Stops accepting and releases the socket: when this returns the port is
-    /// free again (a server restarted at once can bind it).
+    fn kick(self: &Arc<Self>) {
+        let _ = wq::queue().enqueue(self.clone());
+    }
+
+    /// Stops accepting, closes the connections still waiting for their
+    /// Request and releases the socket: when this returns the port is free
+    /// again (a server restarted at once can bind it).
     pub(crate) fn stop(&self) {
-        let mut a = self.accepting.lock();
-        if let Some(sock) = &a.sock {
-            // Wakes the blocked accept with an error.
-            sock.shutdown(false);
+        let (attached, incoming) = {
+            let mut i = self.inner.lock();
+            i.stopped = true;
+            (i.sock.take(), core::mem::take(&mut i.incoming))
+        };
+        let sock = attached.map(|a| a.detach().0);
+        for (_, inc) in incoming.into_iter().flatten() {
+            inc.abort();
         }
-        while a.running {
-            self.ended.wait(&mut a);
+        let mut i = self.inner.lock();
+        while i.accepting {
+            self.ended.wait(&mut i);
         }
-        let sock = a.sock.take();
-        drop(a);
+        drop(i);
         drop(sock);
     }
 
-    /// Reads the MPA Request of an accepted connection and files it.
-    fn serve(self: Arc<Self>, sock: TcpSocket) {
-        sock.set_nodelay();
-        sock.set_timeouts(REQUEST_TIMEOUT_MS, REPLY_TIMEOUT_MS);
-        let mut buf = [0u8; MAX_FRAME_LEN];
-        let Ok(n) = read_frame(&sock, &mut buf) else {
-            return sock.shutdown(true);
+    /// Accepts every queued connection.
+    fn accept_all(self: &Arc<Self>) {
+        let sock = {
+            let mut i = self.inner.lock();
+            if i.stopped {
+                return;
+            }
+            let Some(sock) = i.sock.as_ref().map(|a| a.socket().clone()) else { return };
+            i.accepting = true;
+            sock
         };
-        let mut resp = Responder::new(self.cfg);
-        let peer: PeerRequest = match resp.on_bytes(&buf[..n]) {
-            Ok((_, Some(p))) => p,
-            _ => return sock.shutdown(true),
-        };
-        let (local, remote) = sock.addrs().unwrap_or_default();
-        let Ok(sock) = Arc::new(sock, GFP_KERNEL) else { return };
-        let (listener, cfg) = (self.handle, self.cfg);
-        let req = Arc::pin_init(
-            pin_init!(ConnReq {
-                listener,
-                sock <- new_mutex!(Some(sock), "srnic_connreq"),
-                request: buf,
-                request_len: n,
-                cfg,
-                _live: Live::new(Object::ConnRequest),
-            }),
-            GFP_KERNEL,
-        );
-        let Ok(req) = req else { return };
-        let Ok(conn_id) = self.conns.lock().insert(req) else { return };
-        let mut ev = event(SRNIC_EVENT_CONNECT_REQUEST, self.handle);
-        ev.conn_id = conn_id;
-        ev.local = to_abi_addr(local);
-        ev.remote = to_abi_addr(remote);
-        if let Some(io) = peer.ird_ord {
-            ev.ird = u32::from(io.ird);
-            ev.ord = u32::from(io.ord);
+        while let Ok(conn) = sock.accept() {
+            self.admit(conn);
         }
-        ev.mpa_flags = if peer.crc { SRNIC_MPA_CRC } else { 0 }
-            | if peer.markers { SRNIC_MPA_MARKERS } else { 0 }
-            | if peer.revision == 1 { SRNIC_MPA_REV1 } else { 0 };
-        let pd = resp.peer_private_data();
-        let k = pd.len().min(ev.private_data.len());
-        ev.private_data[..k].copy_from_slice(&pd[..k]);
-        ev.private_data_len = k as u32;
-        self.events.push(ev);
+        drop(sock);
+        self.inner.lock().accepting = false;
+        self.ended.notify_all();
+    }
+
+    /// Makes room for one more connection (evicting the oldest if needed) and
+    /// lets it wait for its Request.
+    fn admit(self: &Arc<Self>, conn: TcpSocket) {
+        let Ok(inc) = Incoming::start(self.filing.clone(), conn) else { return };
+        let evicted = {
+            let mut i = self.inner.lock();
+            if i.stopped || inc.is_done() {
+                drop(i);
+                return inc.abort();
+            }
+            let seq = i.arrivals;
+            i.arrivals += 1;
+            // A free slot (empty, or its connection finished), or else the
+            // oldest connection's.
+            let free = i.incoming.iter().position(|s| s.as_ref().is_none_or(|(_, x)| x.is_done()));
+            let oldest = i
+                .incoming
+                .iter()
+                .enumerate()
+                .filter_map(|(k, s)| s.as_ref().map(|(n, _)| (*n, k)))
+                .min()
+                .map(|(_, k)| k);
+            match free.or(oldest) {
+                Some(k) => i.incoming[k].replace((seq, inc.clone())).map(|(_, old)| old),
+                // No slot at all (a backlog of 0 cannot be asked for).
+                None => Some(inc.clone()),
+            }
+        };
+        if let Some(old) = evicted {
+            old.abort();
+        }
     }
 }
 
 impl WorkItem for Listener {
     type Pointer = Arc<Listener>;
     fn run(this: Arc<Listener>) {
-        let Some(lsock) = this.accepting.lock().sock.clone() else { return };
-        // Accept until the socket is shut down.
-        while let Ok(sock) = lsock.accept() {
-            let l = this.clone();
-            if wq::queue().try_spawn(GFP_KERNEL, move || l.serve(sock)).is_err() {
-                continue;
-            }
-        }
-        drop(lsock);
-        this.accepting.lock().running = false;
-        this.ended.notify_all();
+        this.accept_all();
+    }
+}
+
+impl SocketEvents for Listener {
+    fn socket_event(this: ArcBorrow<'_, Self>, _ev: SocketEvent) {
+        let this: Arc<Listener> = this.into();
+        this.kick();
     }
 }

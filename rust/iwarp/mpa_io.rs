@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Reading MPA start-up frames (RFC 5044 section 7.1) from a socket, and how
-//! long each side of the start-up waits.
+//! Reading MPA start-up frames (RFC 5044 section 7.1) from a socket without
+//! waiting, and how long the initiator's side of the start-up may take.
 //!
 //! Frames are read exactly (20 bytes, then the private data length they
 //! announce), so no byte of the first FPDU is consumed here.
@@ -11,32 +11,55 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// How long a connect waits for TCP.
+/// The private data length is the frame header's last field.
+fn pd_len(hdr: &[u8]) -> usize {
+    usize::from(u16::from_be_bytes([hdr[HDR_LEN - 2], hdr[HDR_LEN - 1]]))
+}
+
+/// One start-up frame read without waiting, in as many pieces as it comes:
+/// the header, then exactly the private data it announces (a byte more
+/// would belong to the first FPDU).
+pub(crate) struct FrameReader {
+    buf: [u8; MAX_FRAME_LEN],
+    have: usize,
+}
+
+impl FrameReader {
+    /// Nothing read yet.
+    pub(crate) const fn new() -> Self {
+        Self { buf: [0; MAX_FRAME_LEN], have: 0 }
+    }
+
+    /// How many bytes the frame has, as far as it is known.
+    fn want(&self) -> usize {
+        if self.have < HDR_LEN {
+            return HDR_LEN;
+        }
+        let total = HDR_LEN + pd_len(&self.buf[..HDR_LEN]);
+        // Too long: hand the negotiator the header alone, which it refuses.
+        if total > MAX_FRAME_LEN { HDR_LEN } else { total }
+    }
+
+    /// Reads what has arrived. `Ok(Some(frame))` once the frame is complete,
+    /// `Ok(None)` while more must come; ECONNRESET when the peer closed, or
+    /// the socket's error.
+    pub(crate) fn read(&mut self, sock: &TcpSocket) -> Result<Option<&[u8]>> {
+        loop {
+            let want = self.want();
+            if self.have >= want {
+                return Ok(Some(&self.buf[..want]));
+            }
+            match sock.recv(&mut self.buf[self.have..want], true) {
+                Ok(0) => return Err(econnreset()),
+                Ok(n) => self.have += n,
+                Err(e) if e == EAGAIN => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// How long a connect may wait for TCP.
 pub(crate) const CONNECT_TIMEOUT_MS: i32 = 10_000;
 /// How long an initiator waits for the MPA Reply (siw: 5 s).
 pub(crate) const REPLY_TIMEOUT_MS: i32 = 5_000;
-/// How long a responder waits for the MPA Request (siw: 10 s).
-pub(crate) const REQUEST_TIMEOUT_MS: i32 = 10_000;
-
-/// Reads one MPA start-up frame exactly into `buf`; returns its length.
-pub(crate) fn read_frame(sock: &TcpSocket, buf: &mut [u8; MAX_FRAME_LEN]) -> Result<usize> {
-    let n = sock.recv(&mut buf[..HDR_LEN], false)?;
-    if n != HDR_LEN {
-        return Err(econnreset());
-    }
-    // The private data length is the frame header's last field.
-    let pd_len = usize::from(u16::from_be_bytes([buf[HDR_LEN - 2], buf[HDR_LEN - 1]]));
-    let total = HDR_LEN + pd_len;
-    if total > MAX_FRAME_LEN {
-        // Let the negotiator report the bad frame: hand it the header alone.
-        return Ok(HDR_LEN);
-    }
-    if pd_len > 0 {
-        let n = sock.recv(&mut buf[HDR_LEN..total], false)?;
-        if n != pd_len {
-            return Err(econnreset());
-        }
-    }
-    Ok(total)
-}
-

@@ -52,3 +52,13 @@ pub(crate) fn eaddrinuse() -> Error {
 pub(crate) fn emsgsize() -> Error {
     errno(bindings::EMSGSIZE)
 }
+
+/// `ETIMEDOUT`.
+pub(crate) fn etimedout() -> Error {
+    errno(bindings::ETIMEDOUT)
+}
+
+/// `EINPROGRESS`.
+pub(crate) fn einprogress() -> Error {
+    errno(bindings::EINPROGRESS)
+}

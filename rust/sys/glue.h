@@ -27,11 +27,12 @@ void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);
 /* rust/sys/socket.rs: kernel TCP sockets (IPv4, initial network namespace) */
 struct socket;
 int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out);
-int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **out);
+int srnic_sock_connect(__be32 addr, u16 port, struct socket **out);
 int srnic_sock_accept(struct socket *lsock, struct socket **out);
+int srnic_sock_connect_result(struct socket *sock);
+int srnic_sock_send_now(struct socket *sock, const void *buf, size_t len);
 void srnic_sock_release(struct socket *sock);
 void srnic_sock_shutdown(struct socket *sock, bool abort);
-void srnic_sock_set_timeouts(struct socket *sock, int rcv_ms, int snd_ms);
 void srnic_sock_nodelay(struct socket *sock);
 int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport);
 int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
@@ -93,6 +94,19 @@ long srnic_skb_read(struct sk_buff *skb, unsigned int off, size_t len, srnic_rx_
 u64 srnic_now_ns(void);
 bool srnic_net_admin(void);
 int srnic_netdev_info(const char *ifname, unsigned int *mtu);
+
+/* Module parameters (params.c). */
+unsigned int srnic_param_mpa_request_timeout_ms(void);
+
+/* Timers in process context (timer.c, wrapped by rust/sys/timer.rs). */
+struct srnic_timer;
+struct workqueue_struct;
+typedef void (*srnic_timer_fn)(void *user);
+struct srnic_timer *srnic_timer_new(srnic_timer_fn fn);
+bool srnic_timer_arm(struct srnic_timer *t, struct workqueue_struct *wq, void *user,
+		     unsigned int delay_ms);
+bool srnic_timer_cancel(struct srnic_timer *t);
+void srnic_timer_free(struct srnic_timer *t);
 
 /* What srnic_skb_walk() hands the bytes to (skb.c). */
 struct srnic_rd {

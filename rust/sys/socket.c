@@ -44,7 +44,11 @@ int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
 	return 0;
 }
 
-int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **out)
+/*
+ * Starts connecting without waiting: on success *out is a socket whose
+ * connection is established or under way (see srnic_sock_connect_result).
+ */
+int srnic_sock_connect(__be32 addr, u16 port, struct socket **out)
 {
 	struct sockaddr_in sin;
 	struct socket *s;
@@ -53,11 +57,9 @@ int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **ou
 	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
 	if (err)
 		return err;
-	/* A blocking connect waits at most sk_sndtimeo. */
-	s->sk->sk_sndtimeo = msecs_to_jiffies(timeout_ms);
 	srnic_sin(&sin, addr, port);
-	err = kernel_connect(s, (struct sockaddr *)&sin, sizeof(sin), 0);
-	if (err) {
+	err = kernel_connect(s, (struct sockaddr *)&sin, sizeof(sin), O_NONBLOCK);
+	if (err && err != -EINPROGRESS) {
 		sock_release(s);
 		return err;
 	}
@@ -65,9 +67,32 @@ int srnic_sock_connect(__be32 addr, u16 port, int timeout_ms, struct socket **ou
 	return 0;
 }
 
-int srnic_sock_accept(struct socket *lsock, struct socket **out)
+/* 0: connected; -EINPROGRESS: still connecting; else why it failed. */
+int srnic_sock_connect_result(struct socket *sock)
 {
-	return kernel_accept(lsock, out, 0);
+	struct sock *sk = sock->sk;
+	int err = sock_error(sk);
+
+	if (err)
+		return err;
+	switch (READ_ONCE(sk->sk_state)) {
+	case TCP_ESTABLISHED:
+		return 0;
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECV:
+		return -EINPROGRESS;
+	default:
+		return -ECONNREFUSED;
+	}
+}
+
+/* Sends buf without waiting; returns the bytes TCP took or the error. */
+int srnic_sock_send_now(struct socket *sock, const void *buf, size_t len)
+{
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT };
+	struct kvec vec = { .iov_base = (void *)buf, .iov_len = len };
+
+	return kernel_sendmsg(sock, &msg, &vec, 1, len);
 }
 
 void srnic_sock_release(struct socket *sock)
@@ -81,14 +106,6 @@ void srnic_sock_shutdown(struct socket *sock, bool abort)
 	if (abort)
 		sock_no_linger(sock->sk);
 	kernel_sock_shutdown(sock, SHUT_RDWR);
-}
-
-void srnic_sock_set_timeouts(struct socket *sock, int rcv_ms, int snd_ms)
-{
-	lock_sock(sock->sk);
-	sock->sk->sk_rcvtimeo = rcv_ms > 0 ? msecs_to_jiffies(rcv_ms) : MAX_SCHEDULE_TIMEOUT;
-	sock->sk->sk_sndtimeo = snd_ms > 0 ? msecs_to_jiffies(snd_ms) : MAX_SCHEDULE_TIMEOUT;
-	release_sock(sock->sk);
 }
 
 void srnic_sock_nodelay(struct socket *sock)
@@ -160,7 +177,7 @@ bool srnic_sock_closed(struct socket *sock)
 	       READ_ONCE(sk->sk_state) != TCP_ESTABLISHED;
 }
 
-/* The callbacks a connected socket gets; sk_user_data points at this. */
+/* The callbacks a socket gets; sk_user_data points at this. */
 struct srnic_sock_cb {
 	srnic_sock_cb_fn fn;
 	void *user;
@@ -176,13 +193,18 @@ struct srnic_sock_cb {
  * the owner. Without the owner (callbacks being removed) the socket's own
  * callback is all that runs.
  */
+static struct srnic_sock_cb *srnic_cb(struct sock *sk)
+{
+	return (struct srnic_sock_cb *)((uintptr_t)sk->sk_user_data & SK_USER_DATA_PTRMASK);
+}
+
 #define SRNIC_SOCK_CALLBACK(name, field, event)					\
 static void name(struct sock *sk)							\
 {											\
 	struct srnic_sock_cb *cb;							\
 											\
 	read_lock_bh(&sk->sk_callback_lock);						\
-	cb = sk->sk_user_data;								\
+	cb = srnic_cb(sk);								\
 	if (cb) {									\
 		cb->field(sk);								\
 		cb->fn(cb->user, event);						\
@@ -206,7 +228,7 @@ int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *use
 	cb->fn = fn;
 	cb->user = user;
 	write_lock_bh(&sk->sk_callback_lock);
-	if (sk->sk_user_data) {
+	if (srnic_cb(sk)) {
 		/* One owner of a socket's callbacks at a time. */
 		write_unlock_bh(&sk->sk_callback_lock);
 		kfree(cb);
@@ -215,7 +237,14 @@ int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *use
 	cb->sk_data_ready = sk->sk_data_ready;
 	cb->sk_write_space = sk->sk_write_space;
 	cb->sk_state_change = sk->sk_state_change;
-	sk->sk_user_data = cb;
+	/*
+	 * Connections a listener accepts are cloned from it: NOCOPY keeps them
+	 * from inheriting cb (srnic_sock_accept restores their callbacks).
+	 */
+	if (sk->sk_state == TCP_LISTEN)
+		__rcu_assign_sk_user_data_with_flags(sk, cb, SK_USER_DATA_NOCOPY);
+	else
+		sk->sk_user_data = cb;
 	sk->sk_data_ready = srnic_sk_data_ready;
 	sk->sk_write_space = srnic_sk_write_space;
 	sk->sk_state_change = srnic_sk_state_change;
@@ -234,7 +263,7 @@ void *srnic_sock_clear_callbacks(struct socket *sock)
 	void *user = NULL;
 
 	write_lock_bh(&sk->sk_callback_lock);
-	cb = sk->sk_user_data;
+	cb = srnic_cb(sk);
 	if (cb) {
 		sk->sk_data_ready = cb->sk_data_ready;
 		sk->sk_write_space = cb->sk_write_space;
@@ -246,6 +275,41 @@ void *srnic_sock_clear_callbacks(struct socket *sock)
 	kfree(cb);
 	return user;
 }
+
+/*
+ * Accepts one connection without waiting (-EAGAIN when none is queued). A
+ * connection accepted from a listener with srnic's callbacks was cloned with
+ * them (but without sk_user_data, see srnic_sock_set_callbacks): it gets the
+ * listener's own callbacks back, so it starts as a plain TCP socket.
+ */
+int srnic_sock_accept(struct socket *lsock, struct socket **out)
+{
+	struct sock *lsk = lsock->sk, *sk;
+	struct srnic_sock_cb *lcb, own;
+	int err = kernel_accept(lsock, out, O_NONBLOCK);
+
+	if (err)
+		return err;
+	sk = (*out)->sk;
+	/* The listener's own callbacks; one callback lock at a time. */
+	read_lock_bh(&lsk->sk_callback_lock);
+	lcb = srnic_cb(lsk);
+	if (lcb)
+		own = *lcb;
+	read_unlock_bh(&lsk->sk_callback_lock);
+	if (!lcb)
+		return 0;
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_data_ready == srnic_sk_data_ready)
+		sk->sk_data_ready = own.sk_data_ready;
+	if (sk->sk_write_space == srnic_sk_write_space)
+		sk->sk_write_space = own.sk_write_space;
+	if (sk->sk_state_change == srnic_sk_state_change)
+		sk->sk_state_change = own.sk_state_change;
+	write_unlock_bh(&sk->sk_callback_lock);
+	return 0;
+}
+
 
 /* tcp_read_sock() actor: hands the skb's data to rd->fn. */
 static int srnic_rx_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned int off,

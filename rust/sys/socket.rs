@@ -29,12 +29,12 @@ type RxFn = unsafe extern "C" fn(arg: *mut c_void, data: *const u8, len: usize) 
 
 extern "C" {
     fn srnic_sock_listen(addr: u32, port: u16, backlog: c_int, out: *mut *mut RawSocket) -> c_int;
-    fn srnic_sock_connect(addr: u32, port: u16, timeout_ms: c_int, out: *mut *mut RawSocket)
-        -> c_int;
+    fn srnic_sock_connect(addr: u32, port: u16, out: *mut *mut RawSocket) -> c_int;
+    fn srnic_sock_connect_result(sock: *mut RawSocket) -> c_int;
+    fn srnic_sock_send_now(sock: *mut RawSocket, buf: *const c_void, len: usize) -> c_int;
     fn srnic_sock_accept(lsock: *mut RawSocket, out: *mut *mut RawSocket) -> c_int;
     fn srnic_sock_release(sock: *mut RawSocket);
     fn srnic_sock_shutdown(sock: *mut RawSocket, abort: bool);
-    fn srnic_sock_set_timeouts(sock: *mut RawSocket, rcv_ms: c_int, snd_ms: c_int);
     fn srnic_sock_nodelay(sock: *mut RawSocket);
     fn srnic_sock_addrs(
         sock: *mut RawSocket,
@@ -139,13 +139,40 @@ impl TcpSocket {
         new_socket(|out| unsafe { srnic_sock_listen(addr.be(), addr.port, backlog, out) })
     }
 
-    /// Connects to `addr`, waiting at most `timeout_ms`.
-    pub(crate) fn connect(addr: SockAddrV4, timeout_ms: i32) -> Result<Self> {
+    /// Starts connecting to `addr` without waiting; [`Self::connect_result`]
+    /// tells when the connection is there (a state event comes then).
+    pub(crate) fn connect(addr: SockAddrV4) -> Result<Self> {
         // SAFETY: `out` is a valid place for the result.
-        new_socket(|out| unsafe { srnic_sock_connect(addr.be(), addr.port, timeout_ms, out) })
+        new_socket(|out| unsafe { srnic_sock_connect(addr.be(), addr.port, out) })
     }
 
-    /// Waits for and accepts one connection on a listening socket.
+    /// Whether the connection [`Self::connect`] started is established
+    /// (`Ok(false)`: still under way), or why it failed.
+    pub(crate) fn connect_result(&self) -> Result<bool> {
+        // SAFETY: `self` is a live socket.
+        match unsafe { srnic_sock_connect_result(self.raw()) } {
+            0 => Ok(true),
+            e if e == super::errno::einprogress().to_errno() => Ok(false),
+            e => Err(Error::from_errno(e)),
+        }
+    }
+
+    /// Sends all of `buf` without waiting, or fails (EAGAIN when TCP would
+    /// not take it all at once: for the few bytes of MPA start-up on a new
+    /// connection, only a peer that reads nothing causes that).
+    pub(crate) fn send_now(&self, buf: &[u8]) -> Result {
+        // SAFETY: `self` is live; `buf` is readable for its length.
+        let r = unsafe { srnic_sock_send_now(self.raw(), buf.as_ptr().cast(), buf.len()) };
+        match usize::try_from(r) {
+            Ok(n) if n == buf.len() => Ok(()),
+            Ok(_) => Err(EAGAIN),
+            Err(_) => Err(Error::from_errno(r)),
+        }
+    }
+
+    /// Accepts one connection on a listening socket without waiting (EAGAIN
+    /// when none is queued). The new socket has none of the listener's
+    /// callbacks.
     pub(crate) fn accept(&self) -> Result<Self> {
         // SAFETY: `self` is a live socket; `out` is a valid place for the result.
         new_socket(|out| unsafe { srnic_sock_accept(self.raw(), out) })
@@ -156,12 +183,6 @@ impl TcpSocket {
     pub(crate) fn shutdown(&self, abort: bool) {
         // SAFETY: `self` is a live socket.
         unsafe { srnic_sock_shutdown(self.raw(), abort) }
-    }
-
-    /// Sets the receive and send timeouts of blocking calls (0: none).
-    pub(crate) fn set_timeouts(&self, rcv_ms: i32, snd_ms: i32) {
-        // SAFETY: `self` is a live socket.
-        unsafe { srnic_sock_set_timeouts(self.raw(), rcv_ms, snd_ms) }
     }
 
     /// Disables Nagle's algorithm.

@@ -39,6 +39,12 @@ impl Drop for WorkQueue {
     }
 }
 
+/// The raw srnic workqueue, for the glue of `sys/` (NULL before init and
+/// after exit).
+pub(super) fn raw() -> *mut bindings::workqueue_struct {
+    SRNIC_WQ.load(Ordering::Acquire)
+}
+
 /// The srnic workqueue. Only called while the module is loaded (by objects that
 /// an open file owns), when the queue exists.
 pub(crate) fn queue() -> &'static Queue {

@@ -161,6 +161,11 @@ impl Qp {
         Ok(())
     }
 
+    /// Whether the QP is still waiting for its connection (not destroyed).
+    pub(crate) fn is_connecting(&self) -> bool {
+        self.conn.lock().life.state() == State::Connecting
+    }
+
     /// MPA start-up failed: the QP goes to ERROR. Returns whether the failure
     /// may be reported (not for a QP destroyed meanwhile: its handle may
     /// already name another QP).

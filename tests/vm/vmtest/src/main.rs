@@ -8,6 +8,7 @@
 //! `FAIL: ...` line per assertion and exits 0 only when every assertion held.
 
 mod destroy_connecting;
+mod flood;
 mod invalidate;
 mod many_qps;
 mod memlock;
@@ -98,6 +99,35 @@ enum Cmd {
         #[arg(long)]
         pidfile: Option<std::path::PathBuf>,
     },
+    /// A connection flood: IDLE connections that send nothing and HALF that
+    /// send half an MPA Request, held until STOP exists (or HOLD seconds);
+    /// then how many the server closed.
+    Flood {
+        /// The listener's address.
+        #[arg(long)]
+        to: String,
+        /// Its port.
+        #[arg(short = 'p', long)]
+        port: u16,
+        /// Connections that send nothing.
+        #[arg(long, default_value_t = 1000)]
+        idle: u32,
+        /// Connections that send half an MPA Request header.
+        #[arg(long, default_value_t = 1000)]
+        half: u32,
+        /// Written (with the number opened) once the flood is in place.
+        #[arg(long)]
+        ready: std::path::PathBuf,
+        /// The flood ends when this file exists.
+        #[arg(long)]
+        stop: std::path::PathBuf,
+        /// The flood ends after this many seconds at most.
+        #[arg(long, default_value_t = 600)]
+        hold: u64,
+        /// End as soon as the server has closed every connection.
+        #[arg(long)]
+        until_closed: bool,
+    },
     /// RLIMIT_MEMLOCK: as an unprivileged user (no CAP_IPC_LOCK), registering
     /// beyond the limit fails with ENOMEM, within it succeeds, nothing stays
     /// charged after a failure.
@@ -179,6 +209,25 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
             pidfile,
         } => stress::run(&Env::new(net)?, c, *size, *seconds, pidfile.as_deref()),
         Cmd::Memlock { limit_kib, uid } => memlock::run(c, *limit_kib, *uid),
+        Cmd::Flood {
+            to,
+            port,
+            idle,
+            half,
+            ready,
+            stop,
+            hold,
+            until_closed,
+        } => flood::run(
+            c,
+            resolve(to, *port)?,
+            *idle,
+            *half,
+            ready,
+            stop,
+            Duration::from_secs(*hold),
+            *until_closed,
+        ),
     }
 }
 
@@ -212,6 +261,10 @@ mod tests {
         assert!(Cli::try_parse_from(["t", "many-qps", "-s", "--qps", "64"]).is_ok());
         assert!(Cli::try_parse_from(["t", "stress", "-c", "h", "--pidfile", "/tmp/p"]).is_ok());
         assert!(Cli::try_parse_from(["t", "memlock", "--limit-kib", "512"]).is_ok());
+        assert!(Cli::try_parse_from([
+            "t", "flood", "--to", "h", "-p", "5", "--ready", "r", "--stop", "s"
+        ])
+        .is_ok());
     }
 
     #[test]
