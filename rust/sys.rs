@@ -9,10 +9,12 @@
 pub mod abi;
 pub mod crc;
 pub mod errno;
+pub mod gfp;
 pub mod global;
 pub mod miscdev;
 pub mod netdev;
 pub mod pages;
+pub mod param;
 pub mod socket;
 pub mod waitqueue;
 pub mod wq;

@@ -57,7 +57,9 @@ struct srnic_query_device {
 	__u32 max_ird;
 	__u32 max_rmpp_endpoints;
 	__u32 page_size;
-	__u64 reserved[4];
+	__u64 max_kernel_mem;	/* bytes of kernel memory one file may make srnic allocate */
+	__u64 kernel_mem;	/* bytes this file's objects take now (of max_kernel_mem) */
+	__u64 reserved[2];
 };
 
 #define SRNIC_IOCTL_QUERY_DEVICE _IOWR(SRNIC_IOCTL_MAGIC, 0x00, struct srnic_query_device)

@@ -109,7 +109,7 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 	struct net_device *dev;
 	struct srnic_port *p;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), SRNIC_GFP_USER);
 	if (!p) {
 		*err = -ENOMEM;
 		return NULL;
@@ -160,6 +160,17 @@ void *srnic_port_close(struct srnic_port *p)
 int srnic_port_ifindex(struct srnic_port *p)
 {
 	return p->dev->ifindex;
+}
+
+/*
+ * At most what a port queueing qmax frames from a netdev of this MTU holds:
+ * the port and full-sized frames as the stack sizes their skbs (an estimate:
+ * a driver may give a frame a larger buffer).
+ */
+size_t srnic_port_footprint(unsigned int mtu, u32 qmax)
+{
+	return sizeof(struct srnic_port) +
+	       (size_t)qmax * SKB_TRUESIZE(SKB_DATA_ALIGN(NET_SKB_PAD + ETH_HLEN + mtu));
 }
 
 void srnic_port_counters(struct srnic_port *p, u64 *out)

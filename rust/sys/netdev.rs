@@ -56,6 +56,7 @@ extern "C" {
     ) -> *mut RawPort;
     fn srnic_port_close(p: *mut RawPort) -> *mut c_void;
     fn srnic_port_ifindex(p: *mut RawPort) -> c_int;
+    fn srnic_port_footprint(mtu: c_uint, qmax: u32) -> usize;
     fn srnic_port_counters(p: *mut RawPort, out: *mut u64);
     fn srnic_port_dequeue(p: *mut RawPort) -> *mut RawSkb;
     fn srnic_port_arm(p: *mut RawPort, delay_ns: u64);
@@ -93,6 +94,14 @@ pub(crate) fn netdev_info(ifname: &CStr) -> Result<(i32, u32)> {
         return Err(Error::from_errno(r));
     }
     Ok((r, mtu))
+}
+
+/// At most the memory a port holds when it queues `qmax` frames from a netdev
+/// with MTU `mtu`: the port and full-sized received frames (an estimate of
+/// their skbs' size; a driver may use larger buffers).
+pub(crate) fn port_footprint(mtu: u32, qmax: u32) -> usize {
+    // SAFETY: arithmetic on sizes; no preconditions.
+    unsafe { srnic_port_footprint(mtu, qmax) }
 }
 
 /// The owner of a [`Port`]: told from softirq context that work is waiting.

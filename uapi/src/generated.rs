@@ -133,7 +133,11 @@ pub struct srnic_query_device {
     pub max_ird: u32,
     pub max_rmpp_endpoints: u32,
     pub page_size: u32,
-    pub reserved: [u64; 4usize],
+    #[doc = " bytes of kernel memory one file may make srnic allocate"]
+    pub max_kernel_mem: u64,
+    #[doc = " bytes this file's objects take now (of max_kernel_mem)"]
+    pub kernel_mem: u64,
+    pub reserved: [u64; 2usize],
 }
 #[doc = " Destroy commands take only a handle."]
 #[repr(C)]
@@ -700,6 +704,8 @@ macro_rules! srnic_abi_structs {
                 max_ird,
                 max_rmpp_endpoints,
                 page_size,
+                max_kernel_mem,
+                kernel_mem,
                 reserved
             ]
         );
