@@ -192,6 +192,8 @@ impl Ep {
         recv_cq: Arc<Cq>,
         budget: &Arc<Budget>,
     ) -> Result<Arc<Self>> {
+        // Raw frames need CAP_NET_RAW for the netdev, before anything else.
+        crate::sys::netdev::net_raw(ifname)?;
         let (ifindex, mtu) = crate::sys::netdev::netdev_info(ifname)?;
         // The RMPP packet (header and payload) is the Ethernet payload.
         let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);

@@ -103,7 +103,9 @@ unsigned int srnic_skb_len(struct sk_buff *skb);
 int srnic_skb_copy(struct sk_buff *skb, unsigned int off, void *to, unsigned int len);
 long srnic_skb_read(struct sk_buff *skb, unsigned int off, size_t len, srnic_rx_fn fn, void *arg);
 u64 srnic_now_ns(void);
+void srnic_skb_src_mac(struct sk_buff *skb, u8 *mac);
 bool srnic_net_admin(void);
+int srnic_netdev_net_raw(const char *ifname);
 int srnic_netdev_info(const char *ifname, unsigned int *mtu);
 
 /* What srnic_skb_walk() hands the bytes to (skb.c). */

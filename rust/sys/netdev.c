@@ -264,9 +264,36 @@ u64 srnic_now_ns(void)
 	return ktime_get_ns();
 }
 
+/* The source MAC address of a received frame; zero if it has no Ethernet header. */
+void srnic_skb_src_mac(struct sk_buff *skb, u8 *mac)
+{
+	if (skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN)
+		memcpy(mac, eth_hdr(skb)->h_source, ETH_ALEN);
+	else
+		eth_zero_addr(mac);
+}
+
 bool srnic_net_admin(void)
 {
 	return capable(CAP_NET_ADMIN);
+}
+
+/*
+ * Whether the calling task may send and receive raw frames on the netdev named
+ * ifname (initial namespace): CAP_NET_RAW in the user namespace that owns the
+ * netdev's network namespace, as for an AF_PACKET socket there. 0, -EPERM or
+ * -ENODEV.
+ */
+int srnic_netdev_net_raw(const char *ifname)
+{
+	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+	int r;
+
+	if (!dev)
+		return -ENODEV;
+	r = ns_capable(dev_net(dev)->user_ns, CAP_NET_RAW) ? 0 : -EPERM;
+	dev_put(dev);
+	return r;
 }
 
 /*
