@@ -12,6 +12,7 @@ pub(crate) mod post;
 
 use crate::{
     sys::{
+        gfp::ACCOUNTED,
         miscdev::MiscFile,
         waitqueue::{PollMask, PollTable},
     },
@@ -32,7 +33,7 @@ pub(crate) struct File {
 impl MiscFile for File {
     fn open() -> Result<Pin<KBox<Self>>> {
         let ctx = Context::new()?;
-        KBox::try_pin_init(try_pin_init!(Self { ctx <- ctx }), GFP_KERNEL)
+        KBox::try_pin_init(try_pin_init!(Self { ctx <- ctx }), ACCOUNTED)
     }
 
     fn ioctl(&self, cmd: u32, arg: usize) -> Result<isize> {

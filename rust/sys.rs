@@ -9,11 +9,12 @@
 pub mod abi;
 pub mod crc;
 pub mod errno;
+pub mod gfp;
 pub mod global;
 pub mod miscdev;
 pub mod netdev;
 pub mod pages;
-pub mod params;
+pub mod param;
 pub mod socket;
 pub mod timer;
 pub mod waitqueue;

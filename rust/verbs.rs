@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The verbs object model: a context and the objects it owns (protection
 //! domains, memory regions, completion queues, queue pairs), their events, the
-//! per-context limits and the module's counters. A context belongs to whoever
+//! per-context limits and memory budget, and the module's counters. A context belongs to whoever
 //! created it (today an open file, see `crate::chardev`), not to a file.
 
+pub(crate) mod budget;
 pub(crate) mod context;
 pub(crate) mod cq;
 pub(crate) mod events;

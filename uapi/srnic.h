@@ -57,7 +57,9 @@ struct srnic_query_device {
 	__u32 max_ird;
 	__u32 max_rmpp_endpoints;
 	__u32 page_size;
-	__u64 reserved[4];
+	__u64 max_kernel_mem;	/* bytes of kernel memory one file may make srnic allocate */
+	__u64 kernel_mem;	/* bytes this file's objects take now (of max_kernel_mem) */
+	__u64 reserved[2];
 };
 
 #define SRNIC_IOCTL_QUERY_DEVICE _IOWR(SRNIC_IOCTL_MAGIC, 0x00, struct srnic_query_device)
@@ -481,7 +483,7 @@ struct srnic_rmpp_node {
  * SRNIC_IOCTL_RMPP_CREATE_EP: an endpoint with local NID nid on the netdev
  * ifname. Zero tuning fields take the defaults; the kernel writes back what it
  * uses. EADDRINUSE if an endpoint already has this NID on this netdev and
- * EtherType.
+ * EtherType. Needs CAP_NET_RAW for the netdev (EPERM).
  */
 struct srnic_rmpp_create_ep {
 	__u32 size;
@@ -491,7 +493,7 @@ struct srnic_rmpp_create_ep {
 	__u32 recv_cq;
 	__u32 flags;	/* SRNIC_RMPP_EP_* */
 	char ifname[16];	/* the netdev, NUL-terminated */
-	__u32 ethertype;	/* 0: SRNIC_RMPP_ETHERTYPE */
+	__u32 ethertype;	/* 0 or SRNIC_RMPP_ETHERTYPE; anything else is EINVAL */
 	__u32 max_send;	/* in/out: messages in flight (0: default) */
 	__u32 max_recv;	/* in/out: posted receives (0: default) */
 	__u32 rto_us;	/* in/out: retransmission timeout */
@@ -583,7 +585,8 @@ struct srnic_rmpp_stats {
 	__u64 drop_unknown_msg;	/* packets for a message the endpoint does not know */
 	__u64 drop_unexpected;	/* valid packets the message's state did not expect */
 	__u64 tx_errors;	/* packets that could not be sent (no route, no memory, queue full) */
-	__u64 reserved[8];
+	__u64 drop_spoofed;	/* frames whose source MAC is not the node table's for the NID they claim */
+	__u64 reserved[7];
 };
 
 #define SRNIC_IOCTL_RMPP_SET_NODE	_IOWR(SRNIC_IOCTL_MAGIC, 0x40, struct srnic_rmpp_node)

@@ -142,7 +142,7 @@ pub(crate) fn dispatch(ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
     }
     let nr = |c: u32| _IOC_NR(c);
     match _IOC_NR(cmd) {
-        n if n == nr(SRNIC_IOCTL_QUERY_DEVICE) => with_arg(cmd, arg, query_device),
+        n if n == nr(SRNIC_IOCTL_QUERY_DEVICE) => with_arg(cmd, arg, |a| query_device(ctx, a)),
         n if n == nr(SRNIC_IOCTL_ALLOC_PD) => with_arg(cmd, arg, |a| alloc_pd(ctx, a)),
         n if n == nr(SRNIC_IOCTL_DEALLOC_PD) => with_handle(cmd, SRNIC_IOCTL_DEALLOC_PD, arg, |h| dealloc_pd(ctx, h)),
         n if n == nr(SRNIC_IOCTL_REG_MR) => with_arg(cmd, arg, |a| reg_mr(ctx, a)),
@@ -171,8 +171,10 @@ pub(crate) fn dispatch(ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
     }
 }
 
-fn query_device(q: &mut SrnicQueryDevice) -> Result<isize> {
+fn query_device(ctx: &Context, q: &mut SrnicQueryDevice) -> Result<isize> {
     limits::fill(q);
+    q.max_kernel_mem = ctx.budget.cap() as u64;
+    q.kernel_mem = ctx.budget.used() as u64;
     Ok(0)
 }
 
@@ -182,7 +184,7 @@ fn query_stats(s: &mut SrnicStats) -> Result<isize> {
 }
 
 fn alloc_pd(ctx: &Context, a: &mut SrnicAllocPd) -> Result<isize> {
-    let pd = Pd::new()?;
+    let pd = Pd::new(&ctx.budget)?;
     a.pd_handle = ctx.objs.lock().pds.insert(pd)?;
     Ok(0)
 }
@@ -217,7 +219,7 @@ fn create_cq(ctx: &Context, a: &mut SrnicCreateCq) -> Result<isize> {
     }
     let mut o = ctx.objs.lock();
     let handle = o.cqs.next_handle()?;
-    let cq = Cq::new(handle, a.cqe as usize, ctx.events.clone())?;
+    let cq = Cq::new(handle, a.cqe as usize, ctx.events.clone(), &ctx.budget)?;
     a.cq_handle = o.cqs.insert(cq)?;
     Ok(0)
 }
@@ -286,7 +288,7 @@ fn create_qp(ctx: &Context, a: &mut SrnicCreateQp) -> Result<isize> {
     let scq = o.cqs.get(a.send_cq)?.clone();
     let rcq = o.cqs.get(a.recv_cq)?.clone();
     let handle = o.qps.next_handle()?;
-    let qp = Qp::new(handle, &pd, scq, rcq, ctx.mrs.clone(), ctx.events.clone(), caps)?;
+    let qp = Qp::new(handle, &pd, scq, rcq, ctx.mrs.clone(), ctx.events.clone(), caps, &ctx.budget)?;
     a.qp_handle = o.qps.insert(qp)?;
     a.max_send_wr = caps.max_send_wr;
     a.max_recv_wr = caps.max_recv_wr;
@@ -414,7 +416,7 @@ fn rmpp_create_ep(ctx: &Context, a: &mut SrnicRmppCreateEp) -> Result<isize> {
             o.eps.next_handle()?,
         )
     };
-    let ep = Ep::create(handle, params, name, &pd, ctx.mrs.clone(), scq, rcq)?;
+    let ep = Ep::create(handle, params, name, &pd, ctx.mrs.clone(), scq, rcq, &ctx.budget)?;
     let inserted = {
         let mut o = ctx.objs.lock();
         // Another thread may have taken the handle meanwhile.

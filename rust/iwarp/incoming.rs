@@ -21,7 +21,7 @@ use crate::{
         negotiate::{MpaConfig, Responder},
     },
     sys::{
-        params,
+        param,
         socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
         timer::{Timer, TimerTarget},
         wq,
@@ -103,7 +103,7 @@ impl Incoming {
         )?;
         let attached = Attached::new(sock, this.clone())?;
         this.inner.lock().sock = Some(attached);
-        this.timer.arm(&this, params::mpa_request_timeout_ms())?;
+        this.timer.arm(&this, param::mpa_request_timeout_ms())?;
         // Bytes may have arrived before the callbacks were installed.
         this.kick();
         Ok(this)

@@ -52,10 +52,12 @@ use crate::{
     proto::rmpp::{Counters, Engine, PeerState, RecvSlot, SendSlot, HEADER_LEN},
     rmpp::node::{self as nodes, Bound, NIDS},
     sys::{
-        netdev::{now_ns, Port, PORT_COUNTERS},
+        gfp::ACCOUNTED,
+        netdev::{now_ns, port_footprint, Port, PORT_COUNTERS},
         errno::{ehostunreach, eshutdown},
     },
     uapi::*,
+    verbs::budget::{self, Budget, Charge},
     verbs::cq::Cq,
     verbs::limits,
     verbs::mr::{MrTable, Need},
@@ -123,6 +125,7 @@ pub(crate) struct Ep {
     inner: Mutex<Inner>,
     #[pin]
     work: Work<Ep>,
+    _charge: Charge,
 }
 
 impl_has_work! {
@@ -130,19 +133,54 @@ impl_has_work! {
 }
 
 fn filled<T: Clone>(n: usize, v: T) -> Result<Slots<T>> {
-    Ok(Slots(KVec::from_elem(v, n, GFP_KERNEL)?))
+    Ok(Slots(KVec::from_elem(v, n, ACCOUNTED)?))
 }
 
 fn none_vec<T>(n: usize) -> Result<KVec<Option<T>>> {
-    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    let mut v = KVec::with_capacity(n, ACCOUNTED)?;
     for _ in 0..n {
-        v.push(None, GFP_KERNEL)?;
+        v.push(None, ACCOUNTED)?;
     }
     Ok(v)
 }
 
+/// The engine's receive table: the posted receives, and as many finished
+/// messages waiting for their GCH.
+fn recv_slots(p: &EpParams) -> usize {
+    (p.max_recv as usize).saturating_mul(2).max(2)
+}
+
+/// Frames the port queues for the work. Data packets are bounded by the grant
+/// pool; every other frame by the tables: per retransmission timeout at most
+/// one first packet, NULL or GCH per incoming message slot and one reply per
+/// outgoing message.
+fn rx_queue_max(p: &EpParams) -> u32 {
+    (p.max_rcv_buf as usize)
+        .saturating_add(recv_slots(p).saturating_mul(2))
+        .saturating_add((p.max_send as usize).saturating_mul(2))
+        .clamp(256, limits::RMPP_MAX_RX_QUEUE) as u32
+}
+
+/// What an endpoint with parameters `p` on a netdev with MTU `mtu` takes: the
+/// endpoint, the engine's tables, the message and receive tables, the frame
+/// image, the port and the frames it may queue. The buffers of messages and
+/// receives are charged when they are posted.
+fn footprint(p: &EpParams, mtu: u16) -> Result<usize> {
+    budget::sum(&[
+        budget::arc::<Ep>(),
+        budget::array::<SendSlot>(p.max_send as usize)?,
+        budget::array::<RecvSlot>(recv_slots(p))?,
+        budget::array::<PeerState>(NIDS)?,
+        budget::array::<Option<SendEntry>>(p.max_send as usize)?,
+        budget::array::<Option<RecvEntry>>(p.max_recv as usize)?,
+        usize::from(mtu),
+        port_footprint(u32::from(mtu), rx_queue_max(p)),
+    ])
+}
+
 impl Ep {
-    /// Creates an endpoint and attaches it to the netdev `ifname`.
+    /// Creates an endpoint and attaches it to the netdev `ifname`, charged to
+    /// `budget` (its tables; posted buffers are charged to its MR table's).
     #[expect(clippy::too_many_arguments)]
     pub(crate) fn create(
         handle: u32,
@@ -152,20 +190,24 @@ impl Ep {
         mrs: Arc<MrTable>,
         send_cq: Arc<Cq>,
         recv_cq: Arc<Cq>,
+        budget: &Arc<Budget>,
     ) -> Result<Arc<Self>> {
+        // Raw frames need CAP_NET_RAW for the netdev, before anything else.
+        crate::sys::netdev::net_raw(ifname)?;
         let (ifindex, mtu) = crate::sys::netdev::netdev_info(ifname)?;
         // The RMPP packet (header and payload) is the Ethernet payload.
         let mtu = u16::try_from(mtu).unwrap_or(u16::MAX);
         if usize::from(mtu) <= HEADER_LEN {
             return Err(EINVAL);
         }
+        let charge = budget.charge(footprint(&params, mtu)?)?;
         let bound = Bound {
             ifindex,
             ethertype: params.ethertype,
             nid: params.nid,
         };
         nodes::bind(bound)?;
-        match Self::create_bound(handle, params, bound, mtu, ifname, pd, mrs, send_cq, recv_cq) {
+        match Self::create_bound(handle, params, bound, mtu, ifname, pd, mrs, send_cq, recv_cq, charge) {
             Ok(ep) => Ok(ep),
             Err(e) => {
                 nodes::unbind(bound);
@@ -185,10 +227,11 @@ impl Ep {
         mrs: Arc<MrTable>,
         send_cq: Arc<Cq>,
         recv_cq: Arc<Cq>,
+        charge: Charge,
     ) -> Result<Arc<Self>> {
         // The engine's receive table also holds finished messages until their
         // GCH arrives: twice the posted receives.
-        let recv_slots = (params.max_recv as usize).saturating_mul(2).max(2);
+        let recv_slots = recv_slots(&params);
         // Packets are sized from the netdev's MTU when the endpoint is created.
         let engine = Eng::new(
             params.config(mtu),
@@ -202,7 +245,7 @@ impl Ep {
             sends: none_vec(params.max_send as usize)?,
             recvs: none_vec(params.max_recv as usize)?,
             port: None,
-            shadow: KVVec::from_elem(0u8, usize::from(mtu), GFP_KERNEL)?,
+            shadow: KVVec::from_elem(0u8, usize::from(mtu), ACCOUNTED)?,
             next_post: 0,
             next_match: 0,
             seen_port: [0; PORT_COUNTERS],
@@ -223,17 +266,12 @@ impl Ep {
                 recv_cq,
                 inner <- new_mutex!(inner, "srnic_rmpp_ep"),
                 work <- new_work!("srnic_rmpp_ep"),
+                _charge: charge,
             }),
-            GFP_KERNEL,
+            ACCOUNTED,
         );
         let ep = ep?;
-        // Data packets are bounded by the grant pool; every other frame by the
-        // tables: per retransmission timeout at most one first packet, NULL or
-        // GCH per incoming message slot and one reply per outgoing message.
-        let qmax = (params.max_rcv_buf as usize)
-            .saturating_add(recv_slots.saturating_mul(2))
-            .saturating_add((params.max_send as usize).saturating_mul(2))
-            .clamp(256, limits::RMPP_MAX_RX_QUEUE) as u32;
+        let qmax = rx_queue_max(&params);
         let port = Port::open(ifname, params.ethertype, params.nid, qmax, ep.clone())?;
         if port.ifindex() != bound.ifindex {
             // Renamed under us: refuse rather than bind another device.

@@ -9,10 +9,18 @@
 #define SRNIC_GLUE_H
 
 #include <linux/fs.h>
+#include <linux/gfp.h>
 #include <linux/poll.h>
 #include <linux/types.h>
 
 struct kvec;
+
+/*
+ * Allocations on a user's behalf: charged to the caller's memory cgroup, and
+ * refused (ENOMEM) rather than OOM-killing anyone beyond it (the same flags as
+ * rust/sys/gfp.rs's ACCOUNTED).
+ */
+#define SRNIC_GFP_USER (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 struct miscdevice;
 
@@ -59,6 +67,10 @@ void srnic_mm_uncharge(struct mm_struct *mm, unsigned long npages);
 long srnic_pin_user_pages(unsigned long start, unsigned long npages, bool write, struct page **pages);
 void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirty);
 
+/* rust/sys/param.rs: module parameters */
+unsigned int srnic_param_file_mem_mib(void);
+unsigned int srnic_param_mpa_request_timeout_ms(void);
+
 /* rust/sys/crc.rs */
 u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
 
@@ -81,6 +93,7 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 				   srnic_port_notify_fn notify, void *owner, int *err);
 void *srnic_port_close(struct srnic_port *p);
 int srnic_port_ifindex(struct srnic_port *p);
+size_t srnic_port_footprint(unsigned int mtu, u32 qmax);
 void srnic_port_counters(struct srnic_port *p, u64 *out);
 struct sk_buff *srnic_port_dequeue(struct srnic_port *p);
 void srnic_port_arm(struct srnic_port *p, u64 delay_ns);
@@ -92,11 +105,10 @@ unsigned int srnic_skb_len(struct sk_buff *skb);
 int srnic_skb_copy(struct sk_buff *skb, unsigned int off, void *to, unsigned int len);
 long srnic_skb_read(struct sk_buff *skb, unsigned int off, size_t len, srnic_rx_fn fn, void *arg);
 u64 srnic_now_ns(void);
+void srnic_skb_src_mac(struct sk_buff *skb, u8 *mac);
 bool srnic_net_admin(void);
+int srnic_netdev_net_raw(const char *ifname);
 int srnic_netdev_info(const char *ifname, unsigned int *mtu);
-
-/* Module parameters (params.c). */
-unsigned int srnic_param_mpa_request_timeout_ms(void);
 
 /* Timers in process context (timer.c, wrapped by rust/sys/timer.rs). */
 struct srnic_timer;

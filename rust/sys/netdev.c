@@ -109,7 +109,7 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 	struct net_device *dev;
 	struct srnic_port *p;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), SRNIC_GFP_USER);
 	if (!p) {
 		*err = -ENOMEM;
 		return NULL;
@@ -160,6 +160,17 @@ void *srnic_port_close(struct srnic_port *p)
 int srnic_port_ifindex(struct srnic_port *p)
 {
 	return p->dev->ifindex;
+}
+
+/*
+ * At most what a port queueing qmax frames from a netdev of this MTU holds:
+ * the port and full-sized frames as the stack sizes their skbs (an estimate:
+ * a driver may give a frame a larger buffer).
+ */
+size_t srnic_port_footprint(unsigned int mtu, u32 qmax)
+{
+	return sizeof(struct srnic_port) +
+	       (size_t)qmax * SKB_TRUESIZE(SKB_DATA_ALIGN(NET_SKB_PAD + ETH_HLEN + mtu));
 }
 
 void srnic_port_counters(struct srnic_port *p, u64 *out)
@@ -253,9 +264,36 @@ u64 srnic_now_ns(void)
 	return ktime_get_ns();
 }
 
+/* The source MAC address of a received frame; zero if it has no Ethernet header. */
+void srnic_skb_src_mac(struct sk_buff *skb, u8 *mac)
+{
+	if (skb_mac_header_was_set(skb) && skb_mac_header_len(skb) >= ETH_HLEN)
+		memcpy(mac, eth_hdr(skb)->h_source, ETH_ALEN);
+	else
+		eth_zero_addr(mac);
+}
+
 bool srnic_net_admin(void)
 {
 	return capable(CAP_NET_ADMIN);
+}
+
+/*
+ * Whether the calling task may send and receive raw frames on the netdev named
+ * ifname (initial namespace): CAP_NET_RAW in the user namespace that owns the
+ * netdev's network namespace, as for an AF_PACKET socket there. 0, -EPERM or
+ * -ENODEV.
+ */
+int srnic_netdev_net_raw(const char *ifname)
+{
+	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+	int r;
+
+	if (!dev)
+		return -ENODEV;
+	r = ns_capable(dev_net(dev)->user_ns, CAP_NET_RAW) ? 0 : -EPERM;
+	dev_put(dev);
+	return r;
 }
 
 /*

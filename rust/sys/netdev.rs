@@ -56,6 +56,7 @@ extern "C" {
     ) -> *mut RawPort;
     fn srnic_port_close(p: *mut RawPort) -> *mut c_void;
     fn srnic_port_ifindex(p: *mut RawPort) -> c_int;
+    fn srnic_port_footprint(mtu: c_uint, qmax: u32) -> usize;
     fn srnic_port_counters(p: *mut RawPort, out: *mut u64);
     fn srnic_port_dequeue(p: *mut RawPort) -> *mut RawSkb;
     fn srnic_port_arm(p: *mut RawPort, delay_ns: u64);
@@ -68,7 +69,9 @@ extern "C" {
     fn srnic_skb_read(skb: *mut RawSkb, off: c_uint, len: usize, f: RxFn, arg: *mut c_void)
         -> c_long;
     fn srnic_now_ns() -> u64;
+    fn srnic_skb_src_mac(skb: *mut RawSkb, mac: *mut u8);
     fn srnic_net_admin() -> bool;
+    fn srnic_netdev_net_raw(ifname: *const c_char) -> c_int;
     fn srnic_netdev_info(ifname: *const c_char, mtu: *mut c_uint) -> c_int;
 }
 
@@ -84,6 +87,18 @@ pub(crate) fn net_admin() -> bool {
     unsafe { srnic_net_admin() }
 }
 
+/// Whether the calling task may use raw frames on the netdev `ifname`:
+/// `CAP_NET_RAW` in the user namespace owning the netdev's network namespace.
+/// `EPERM` if not, `ENODEV` if there is no such netdev.
+pub(crate) fn net_raw(ifname: &CStr) -> Result {
+    // SAFETY: `ifname` is NUL-terminated; called from a syscall, in the caller's task.
+    let r = unsafe { srnic_netdev_net_raw(ifname.as_char_ptr()) };
+    if r < 0 {
+        return Err(Error::from_errno(r));
+    }
+    Ok(())
+}
+
 /// The interface index and MTU of the netdev `ifname` in the initial namespace.
 pub(crate) fn netdev_info(ifname: &CStr) -> Result<(i32, u32)> {
     let mut mtu: c_uint = 0;
@@ -93,6 +108,14 @@ pub(crate) fn netdev_info(ifname: &CStr) -> Result<(i32, u32)> {
         return Err(Error::from_errno(r));
     }
     Ok((r, mtu))
+}
+
+/// At most the memory a port holds when it queues `qmax` frames from a netdev
+/// with MTU `mtu`: the port and full-sized received frames (an estimate of
+/// their skbs' size; a driver may use larger buffers).
+pub(crate) fn port_footprint(mtu: u32, qmax: u32) -> usize {
+    // SAFETY: arithmetic on sizes; no preconditions.
+    unsafe { srnic_port_footprint(mtu, qmax) }
 }
 
 /// The owner of a [`Port`]: told from softirq context that work is waiting.
@@ -222,6 +245,14 @@ impl RxSkb {
     pub(crate) fn len(&self) -> usize {
         // SAFETY: the skb is ours.
         unsafe { srnic_skb_len(self.skb.as_ptr()) as usize }
+    }
+
+    /// The frame's source MAC address (zero if it has no Ethernet header).
+    pub(crate) fn src_mac(&self) -> [u8; 6] {
+        let mut mac = [0u8; 6];
+        // SAFETY: the skb is ours; `mac` is writable for 6 bytes.
+        unsafe { srnic_skb_src_mac(self.skb.as_ptr(), mac.as_mut_ptr()) };
+        mac
     }
 
     /// Copies `out.len()` bytes from offset 0 (for headers).

@@ -63,10 +63,10 @@ impl PinnedPages {
         if start % PAGE_SIZE != 0 || npages == 0 {
             return Err(EINVAL);
         }
-        let mut pages: KVVec<*mut bindings::page> = KVVec::with_capacity(npages, GFP_KERNEL)?;
-        for _ in 0..npages {
-            pages.push(core::ptr::null_mut(), GFP_KERNEL)?;
-        }
+        // The page array is the caller's kernel memory (its memory cgroup);
+        // callers charge it to their budget too.
+        let mut pages: KVVec<*mut bindings::page> =
+            KVVec::from_elem(core::ptr::null_mut(), npages, super::gfp::ACCOUNTED)?;
         // SAFETY: called in the registering process's context.
         let mm = unsafe { srnic_mm_get_current() };
         if mm.is_null() {

@@ -10,6 +10,8 @@
 use crate::{
     iwarp::{conn_req::ConnTable, listener::Listener},
     rmpp::endpoint::Ep,
+    sys::gfp::ACCOUNTED,
+    verbs::budget::{self, Budget, Charge},
     verbs::cq::Cq,
     verbs::events::Events,
     verbs::limits,
@@ -34,24 +36,46 @@ pub(crate) struct Objects {
     pub(crate) eps: Table<Arc<Ep>>,
 }
 
+/// What a context takes before it creates anything: itself, its event queue
+/// and MR table (their buffers grow and are charged as they do) and the slots of
+/// its handle tables at their limits.
+const BASE: usize = budget::arc::<Events>()
+    + budget::arc::<MrTable>()
+    + core::mem::size_of::<Context>()
+    + core::mem::size_of::<usize>()
+        * (limits::MAX_PD
+            + limits::MAX_CQ
+            + limits::MAX_QP
+            + limits::MAX_LISTENERS
+            + limits::MAX_RMPP_ENDPOINTS
+            + limits::MAX_CONN_REQS
+            + limits::MAX_MR)
+    + limits::MAX_MR;
+
 /// A verbs context.
 #[pin_data(PinnedDrop)]
 pub(crate) struct Context {
+    /// The kernel memory this context's objects take, against its cap.
+    pub(crate) budget: Arc<Budget>,
     pub(crate) events: Arc<Events>,
     pub(crate) mrs: Arc<MrTable>,
     pub(crate) conns: Arc<ConnTable>,
     #[pin]
     pub(crate) objs: Mutex<Objects>,
+    _base: Charge,
     _live: Live,
 }
 
 impl Context {
     /// A new context with no objects.
     pub(crate) fn new() -> Result<impl PinInit<Self, Error>> {
-        let conns = Arc::pin_init(new_mutex!(Table::new(limits::MAX_CONN_REQS), "srnic_conns"), GFP_KERNEL)?;
-        let events = Events::new()?;
-        let mrs = MrTable::new(limits::MAX_MR)?;
+        let budget = Budget::new()?;
+        let base = budget.charge(BASE)?;
+        let conns = Arc::pin_init(new_mutex!(Table::new(limits::MAX_CONN_REQS), "srnic_conns"), ACCOUNTED)?;
+        let events = Events::new(budget.clone())?;
+        let mrs = MrTable::new(limits::MAX_MR, budget.clone())?;
         Ok(try_pin_init!(Self {
+            budget,
             events,
             mrs,
             conns,
@@ -62,6 +86,7 @@ impl Context {
                 listeners: Table::new(limits::MAX_LISTENERS),
                 eps: Table::new(limits::MAX_RMPP_ENDPOINTS),
             }, "srnic_objects"),
+            _base: base,
             _live: Live::new(Object::Context),
         }))
     }

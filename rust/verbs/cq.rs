@@ -12,6 +12,8 @@
 //! readers, see `events.rs`); for a kernel client, its completion callback.
 
 use crate::uapi::{SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
+use crate::sys::gfp::ACCOUNTED;
+use crate::verbs::budget::{self, Budget, Charge};
 use crate::verbs::stats::{Live, Object};
 use crate::proto::ring::Ring;
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -49,25 +51,30 @@ pub(crate) struct Cq {
     notify: Arc<dyn CqNotify>,
     /// Queue pairs using this CQ.
     pub(crate) users: AtomicU32,
+    _charge: Charge,
     _live: Live,
 }
 
 impl Cq {
-    /// A CQ with room for `cqe` completions.
-    pub(crate) fn new(handle: u32, cqe: usize, notify: Arc<dyn CqNotify>) -> Result<Arc<Self>> {
-        let mut wcs = KVVec::with_capacity(cqe, GFP_KERNEL)?;
-        for _ in 0..cqe {
-            wcs.push(SrnicWc::default(), GFP_KERNEL)?;
-        }
+    /// What a CQ of `cqe` entries takes.
+    pub(crate) fn footprint(cqe: usize) -> Result<usize> {
+        budget::sum(&[budget::arc::<Self>(), budget::array::<SrnicWc>(cqe)?])
+    }
+
+    /// A CQ with room for `cqe` completions, charged to `budget`.
+    pub(crate) fn new(handle: u32, cqe: usize, notify: Arc<dyn CqNotify>, budget: &Arc<Budget>) -> Result<Arc<Self>> {
+        let charge = budget.charge(Self::footprint(cqe)?)?;
+        let wcs = KVVec::from_elem(SrnicWc::default(), cqe, ACCOUNTED)?;
         Arc::pin_init(
             pin_init!(Self {
                 handle,
                 inner <- new_spinlock!(Inner { wcs: Ring::new(wcs), armed: 0, overflowed: false }, "srnic_cq"),
                 notify,
                 users: AtomicU32::new(0),
+                _charge: charge,
                 _live: Live::new(Object::Cq),
             }),
-            GFP_KERNEL,
+            ACCOUNTED,
         )
     }
 

@@ -3,13 +3,17 @@
 //!
 //! Every object of a context posts its events here (CQ notifications, connection
 //! manager events, asynchronous QP and CQ errors). The queue is bounded; beyond
-//! [`MAX_EVENTS`] further events are dropped and counted, which only a process
-//! that never reads its events can cause.
+//! [`MAX_EVENTS`] (or when its buffer cannot grow within the context's memory
+//! budget) further events are dropped and counted, which only a process that
+//! never reads its events can cause. The buffer is charged to the budget as it
+//! grows and given back when it is emptied.
 
 use crate::{
     new_waitqueue,
     sys::waitqueue::{PollMask, PollTable, WaitQueue},
+    sys::gfp::ACCOUNTED,
     uapi::{SrnicEvent, SRNIC_EVENT_CQ, SRNIC_EVENT_CQ_ERROR},
+    verbs::budget::{Budget, Charge},
     verbs::cq::CqNotify,
 };
 use kernel::{
@@ -24,9 +28,52 @@ use kernel::{
 pub(crate) const MAX_EVENTS: usize = 4096;
 
 struct Ring {
+    /// Unread events are `buf[head..]`.
     buf: KVec<SrnicEvent>,
     head: usize,
     dropped: u64,
+    /// `buf`'s capacity, charged to the context's budget.
+    charge: Charge,
+}
+
+const EVENT: usize = core::mem::size_of::<SrnicEvent>();
+
+impl Ring {
+    /// Makes room for one more event: moves the unread events to the front
+    /// of a new buffer twice their number (within [`MAX_EVENTS`]), charged
+    /// first. `ENOMEM` (nothing changed) when the budget or memory is short.
+    fn grow(&mut self) -> Result {
+        if self.buf.len() < self.buf.capacity() {
+            return Ok(());
+        }
+        let unread = self.buf.len() - self.head;
+        let want = unread.saturating_mul(2).clamp(16, MAX_EVENTS);
+        let old = self.buf.capacity() * EVENT;
+        self.charge.resize(old + want * EVENT)?;
+        let mut buf = match KVec::with_capacity(want, ACCOUNTED) {
+            Ok(b) => b,
+            Err(e) => {
+                // Shrinking cannot fail.
+                let _ = self.charge.resize(old);
+                return Err(e.into());
+            }
+        };
+        // Within capacity: cannot fail.
+        let _ = buf.extend_from_slice(&self.buf[self.head..], ACCOUNTED);
+        self.buf = buf;
+        self.head = 0;
+        let _ = self.charge.resize(self.buf.capacity() * EVENT);
+        Ok(())
+    }
+
+    /// Frees the buffer once every event in it was read.
+    fn reset_if_read(&mut self) {
+        if self.head == self.buf.len() {
+            self.buf = KVec::new();
+            self.head = 0;
+            let _ = self.charge.resize(0);
+        }
+    }
 }
 
 /// A context's event queue, shared by the context and its objects.
@@ -43,15 +90,16 @@ pub(crate) struct Events {
 }
 
 impl Events {
-    /// A new, empty queue.
-    pub(crate) fn new() -> Result<Arc<Self>> {
+    /// A new, empty queue whose buffer is charged to `budget`.
+    pub(crate) fn new(budget: Arc<Budget>) -> Result<Arc<Self>> {
+        let charge = budget.charge(0)?;
         Arc::pin_init(
             pin_init!(Self {
-                ring <- new_mutex!(Ring { buf: KVec::new(), head: 0, dropped: 0 }, "srnic_events"),
+                ring <- new_mutex!(Ring { buf: KVec::new(), head: 0, dropped: 0, charge }, "srnic_events"),
                 readable <- new_condvar!("srnic_events_readable"),
                 pollers <- new_waitqueue!("srnic_events_pollers"),
             }),
-            GFP_KERNEL,
+            ACCOUNTED,
         )
     }
 
@@ -59,7 +107,12 @@ impl Events {
     pub(crate) fn push(&self, ev: SrnicEvent) {
         {
             let mut r = self.ring.lock();
-            if r.buf.len() - r.head >= MAX_EVENTS || r.buf.push(ev, GFP_KERNEL).is_err() {
+            if r.buf.len() - r.head >= MAX_EVENTS || r.grow().is_err() {
+                r.dropped += 1;
+                return;
+            }
+            // `grow` made room: this does not allocate.
+            if r.buf.push(ev, ACCOUNTED).is_err() {
                 r.dropped += 1;
                 return;
             }
@@ -98,10 +151,7 @@ impl Events {
             r.head += 1;
             n += 1;
         }
-        if r.head == r.buf.len() {
-            r.buf = KVec::new();
-            r.head = 0;
-        }
+        r.reset_if_read();
         Ok(n * rec)
     }
 

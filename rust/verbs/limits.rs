@@ -74,7 +74,9 @@ pub(crate) const MIN_MSS: usize = 64;
 /// happen for budgets of `MIN_MSS` and more; a safe size if it did).
 pub(crate) const FALLBACK_ULPDU: u16 = 1024;
 
-/// Fills the output fields of a query with this device's values.
+/// Fills the output fields of a query with this device's values. The memory
+/// cap is the module parameter's value now; a file's own cap (and charge) is
+/// filled in by the caller.
 pub(crate) fn fill(q: &mut SrnicQueryDevice) {
     q.abi_version = SRNIC_ABI_VERSION;
     q.capabilities = CAPABILITIES;
@@ -91,6 +93,7 @@ pub(crate) fn fill(q: &mut SrnicQueryDevice) {
     q.max_ird = MAX_IRD as u32;
     q.max_rmpp_endpoints = MAX_RMPP_ENDPOINTS as u32;
     q.page_size = kernel::page::PAGE_SIZE as u32;
+    q.max_kernel_mem = crate::sys::param::file_mem_bytes() as u64;
 }
 
 /// Logs the values once at load time, in the `key=value` form the `query_device`
@@ -99,7 +102,7 @@ pub(crate) fn announce() {
     let mut q = SrnicQueryDevice::default();
     fill(&mut q);
     pr_info!(
-        "/dev/srnic ready: abi_version={} capabilities={:#x} max_pd={} max_mr={} max_mr_size={} max_cq={} max_cqe={} max_qp={} max_qp_wr={} max_sge={} max_inline_data={} max_ord={} max_ird={} max_rmpp_endpoints={} page_size={}\n",
+        "/dev/srnic ready: abi_version={} capabilities={:#x} max_pd={} max_mr={} max_mr_size={} max_cq={} max_cqe={} max_qp={} max_qp_wr={} max_sge={} max_inline_data={} max_ord={} max_ird={} max_rmpp_endpoints={} page_size={} max_kernel_mem={}\n",
         q.abi_version,
         q.capabilities,
         q.max_pd,
@@ -114,6 +117,7 @@ pub(crate) fn announce() {
         q.max_ord,
         q.max_ird,
         q.max_rmpp_endpoints,
-        q.page_size
+        q.page_size,
+        q.max_kernel_mem
     );
 }

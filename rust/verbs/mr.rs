@@ -10,8 +10,9 @@
 
 use crate::{
     proto::rdmap::StagError,
-    sys::pages::PinnedPages,
+    sys::{gfp::ACCOUNTED, pages::PinnedPages},
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
+    verbs::budget::{self, Budget, Charge},
     verbs::pd::{Pd, PdUse},
     verbs::stats::{Live, Object},
 };
@@ -45,17 +46,23 @@ enum Pages {
     User(PinnedPages),
 }
 
+/// The first page-aligned address and the number of pages under `[va, va + len)`.
+fn page_span(va: u64, len: u64) -> Result<(u64, usize)> {
+    if len == 0 {
+        return Err(EINVAL);
+    }
+    let end = va.checked_add(len).ok_or(EINVAL)?;
+    let first = va & !(PAGE_SIZE as u64 - 1);
+    let last = end.checked_add(PAGE_SIZE as u64 - 1).ok_or(EINVAL)? & !(PAGE_SIZE as u64 - 1);
+    let npages = usize::try_from((last - first) / PAGE_SIZE as u64).map_err(|_| EINVAL)?;
+    Ok((first, npages))
+}
+
 impl Pages {
     /// Pins the pages under `[va, va + len)` of the calling process; returns
     /// them and the offset of `va` in the first.
     fn pin_user(va: u64, len: u64, writable: bool) -> Result<(Self, usize)> {
-        if len == 0 {
-            return Err(EINVAL);
-        }
-        let end = va.checked_add(len).ok_or(EINVAL)?;
-        let first = va & !(PAGE_SIZE as u64 - 1);
-        let last = end.checked_add(PAGE_SIZE as u64 - 1).ok_or(EINVAL)? & !(PAGE_SIZE as u64 - 1);
-        let npages = usize::try_from((last - first) / PAGE_SIZE as u64).map_err(|_| EINVAL)?;
+        let (first, npages) = page_span(va, len)?;
         let start = usize::try_from(first).map_err(|_| EFAULT)?;
         let pages = PinnedPages::pin(start, npages, writable)?;
         Ok((Pages::User(pages), (va - first) as usize))
@@ -89,20 +96,48 @@ pub(crate) struct Mr {
     /// Offset of `va` inside the first pinned page.
     page_off: usize,
     valid: AtomicBool,
+    _charge: Charge,
     _live: Live,
 }
 
 impl Mr {
-    /// Pins `[va, va + len)` of the calling process and makes a region of it.
-    pub(crate) fn register(pd: &Arc<Pd>, stag: u32, va: u64, len: u64, access: u32) -> Result<Arc<Self>> {
+    /// What a region over `[va, va + len)` takes of the kernel's memory (the
+    /// pinned pages themselves are charged to RLIMIT_MEMLOCK): the region and
+    /// its page array.
+    pub(crate) fn footprint(va: u64, len: u64) -> Result<usize> {
+        let (_, npages) = page_span(va, len)?;
+        budget::sum(&[budget::arc::<Self>(), budget::array::<usize>(npages)?])
+    }
+
+    /// Pins `[va, va + len)` of the calling process and makes a region of it,
+    /// charged to `budget` (before anything is allocated or pinned).
+    pub(crate) fn register(
+        pd: &Arc<Pd>,
+        stag: u32,
+        va: u64,
+        len: u64,
+        access: u32,
+        budget: &Arc<Budget>,
+    ) -> Result<Arc<Self>> {
+        let charge = budget.charge(Self::footprint(va, len)?)?;
         let writable = access & (SRNIC_ACCESS_LOCAL_WRITE | SRNIC_ACCESS_REMOTE_WRITE) != 0;
         let (pages, page_off) = Pages::pin_user(va, len, writable)?;
-        Self::new(pd, stag, va, len, access, pages, page_off)
+        Self::new(pd, stag, va, len, access, pages, page_off, charge)
     }
 
     /// A region of `len` bytes addressed from `va`, over `pages` from byte
     /// `page_off` of the first one.
-    fn new(pd: &Arc<Pd>, stag: u32, va: u64, len: u64, access: u32, pages: Pages, page_off: usize) -> Result<Arc<Self>> {
+    #[expect(clippy::too_many_arguments)]
+    fn new(
+        pd: &Arc<Pd>,
+        stag: u32,
+        va: u64,
+        len: u64,
+        access: u32,
+        pages: Pages,
+        page_off: usize,
+        charge: Charge,
+    ) -> Result<Arc<Self>> {
         Arc::new(
             Self {
                 stag,
@@ -113,9 +148,10 @@ impl Mr {
                 pages,
                 page_off,
                 valid: AtomicBool::new(true),
+                _charge: charge,
                 _live: Live::new(Object::Mr),
             },
-            GFP_KERNEL,
+            ACCOUNTED,
         )
         .map_err(Into::into)
     }
@@ -183,6 +219,7 @@ impl Mr {
 pub(crate) struct MrTable {
     #[pin]
     slots: Mutex<Slots>,
+    budget: Arc<Budget>,
 }
 
 struct Slots {
@@ -194,14 +231,21 @@ struct Slots {
 }
 
 impl MrTable {
-    /// An empty table of at most `max` regions.
-    pub(crate) fn new(max: usize) -> Result<Arc<Self>> {
+    /// An empty table of at most `max` regions, whose regions are charged to
+    /// `budget` (the table's own slots are part of its context's base charge).
+    pub(crate) fn new(max: usize, budget: Arc<Budget>) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
                 slots <- new_mutex!(Slots { mrs: KVec::new(), keys: KVec::new(), live: 0, max }, "srnic_mrs"),
+                budget,
             }),
-            GFP_KERNEL,
+            ACCOUNTED,
         )
+    }
+
+    /// The budget the table's regions are charged to (its context's).
+    pub(crate) fn budget(&self) -> &Arc<Budget> {
+        &self.budget
     }
 
     /// Registers a region with a fresh STag; returns it.
@@ -213,8 +257,8 @@ impl MrTable {
         let idx = match s.mrs.iter().position(|m| m.is_none()) {
             Some(i) => i,
             None => {
-                s.mrs.push(None, GFP_KERNEL)?;
-                s.keys.push(0, GFP_KERNEL)?;
+                s.mrs.push(None, ACCOUNTED)?;
+                s.keys.push(0, ACCOUNTED)?;
                 s.mrs.len() - 1
             }
         };
@@ -227,7 +271,7 @@ impl MrTable {
         let key = s.keys[idx];
         s.keys[idx] = key.wrapping_add(1);
         let stag = index << 8 | u32::from(key);
-        let mr = Mr::register(pd, stag, va, len, access)?;
+        let mr = Mr::register(pd, stag, va, len, access, &self.budget)?;
         s.mrs[idx] = Some(mr.clone());
         s.live += 1;
         Ok(mr)

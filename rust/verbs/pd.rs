@@ -6,7 +6,11 @@
 //! freed while a memory region or queue pair still uses it.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use crate::verbs::stats::{Live, Object};
+use crate::{
+    sys::gfp::ACCOUNTED,
+    verbs::budget::{self, Budget, Charge},
+    verbs::stats::{Live, Object},
+};
 use kernel::{prelude::*, sync::Arc};
 
 static NEXT_PD_ID: AtomicU64 = AtomicU64::new(1);
@@ -17,19 +21,22 @@ pub(crate) struct Pd {
     pub(crate) id: u64,
     /// Memory regions and queue pairs using this PD.
     users: AtomicU32,
+    _charge: Charge,
     _live: Live,
 }
 
 impl Pd {
-    /// A new protection domain.
-    pub(crate) fn new() -> Result<Arc<Self>> {
+    /// A new protection domain, charged to `budget`.
+    pub(crate) fn new(budget: &Arc<Budget>) -> Result<Arc<Self>> {
+        let charge = budget.charge(budget::arc::<Self>())?;
         Arc::new(
             Self {
                 id: NEXT_PD_ID.fetch_add(1, Ordering::Relaxed),
                 users: AtomicU32::new(0),
+                _charge: charge,
                 _live: Live::new(Object::Pd),
             },
-            GFP_KERNEL,
+            ACCOUNTED,
         )
         .map_err(Into::into)
     }

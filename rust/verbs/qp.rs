@@ -42,7 +42,7 @@ pub(crate) use self::conn::Established;
 use self::{
     conn::Conn,
     failure::Failure,
-    queues::{InboundRead, RecvQueue, SendQueue, Sge, WqeState},
+    queues::{InboundRead, RecvQueue, RecvWqe, SendQueue, SendWqe, Sge, WqeState},
     rx::RxState,
     tx::TxState,
 };
@@ -52,9 +52,10 @@ use crate::{
         mpa::{rx::RxFramer, tx::TxFramer},
         rdmap::engine::{OrqEntry, RecvEngine},
     },
-    sys::wq,
+    sys::{gfp::ACCOUNTED, wq},
     uapi::*,
     verbs::{
+        budget::{self, Budget, Charge},
         cq::Cq,
         events::Events,
         limits,
@@ -114,6 +115,7 @@ pub(crate) struct Qp {
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
+    _charge: Charge,
     _live: Live,
 }
 
@@ -122,16 +124,31 @@ impl_has_work! {
     impl HasWork<Self, 1> for Qp { self.tx_work }
 }
 
+/// `n` copies of `v`, allocated on the user's behalf (`ACCOUNTED`).
 fn filled<T: Clone>(n: usize, v: T) -> Result<KVVec<T>> {
-    let mut k = KVVec::with_capacity(n, GFP_KERNEL)?;
-    for _ in 0..n {
-        k.push(v.clone(), GFP_KERNEL)?;
-    }
-    Ok(k)
+    Ok(KVVec::from_elem(v, n, ACCOUNTED)?)
 }
 
 impl Qp {
-    /// Creates a QP in state INIT.
+    /// What a QP with capacities `caps` takes: the QP, its send queue (work
+    /// requests, their SGEs and inline bytes), its receive queue (work
+    /// requests and SGEs) and its queue of inbound READs.
+    pub(crate) fn footprint(caps: &QpCaps) -> Result<usize> {
+        let sq = caps.max_send_wr as usize;
+        let rq = caps.max_recv_wr as usize;
+        budget::sum(&[
+            budget::arc::<Self>(),
+            budget::array::<SendWqe>(sq)?,
+            budget::array::<Sge>(sq.checked_mul(caps.max_send_sge as usize).ok_or(ENOMEM)?)?,
+            sq.checked_mul(caps.max_inline as usize).ok_or(ENOMEM)?,
+            budget::array::<RecvWqe>(rq)?,
+            budget::array::<Sge>(rq.checked_mul(caps.max_recv_sge as usize).ok_or(ENOMEM)?)?,
+            budget::array::<InboundRead>(limits::MAX_IRD)?,
+        ])
+    }
+
+    /// Creates a QP in state INIT, charged to `budget`.
+    #[expect(clippy::too_many_arguments)]
     pub(crate) fn new(
         handle: u32,
         pd: &Arc<Pd>,
@@ -140,7 +157,9 @@ impl Qp {
         mrs: Arc<MrTable>,
         events: Arc<Events>,
         caps: QpCaps,
+        budget: &Arc<Budget>,
     ) -> Result<Arc<Self>> {
+        let charge = budget.charge(Self::footprint(&caps)?)?;
         let sq = SendQueue::new(&caps)?;
         let rq = RecvQueue::new(&caps)?;
         let conn = Conn::new()?;
@@ -174,9 +193,10 @@ impl Qp {
                 tx_work <- new_work!("srnic_qp_tx"),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
+                _charge: charge,
                 _live: Live::new(Object::Qp),
             }),
-            GFP_KERNEL,
+            ACCOUNTED,
         )?;
         Ok(qp)
     }

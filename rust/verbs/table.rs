@@ -4,6 +4,7 @@
 //! A handle is a slot index plus one, so 0 is never valid; freed slots are reused.
 //! Each table has a fixed maximum size, one of the limits `QUERY_DEVICE` reports.
 
+use crate::sys::gfp::ACCOUNTED;
 use kernel::{alloc::KVec, prelude::*};
 
 /// A bounded table of objects indexed by handle.
@@ -37,7 +38,7 @@ impl<T> Table<T> {
         let handle = self.next_handle()?;
         let idx = handle as usize - 1;
         if idx == self.slots.len() {
-            self.slots.push(Some(obj), GFP_KERNEL)?;
+            self.slots.push(Some(obj), ACCOUNTED)?;
         } else {
             self.slots[idx] = Some(obj);
         }

@@ -133,7 +133,11 @@ pub struct srnic_query_device {
     pub max_ird: u32,
     pub max_rmpp_endpoints: u32,
     pub page_size: u32,
-    pub reserved: [u64; 4usize],
+    #[doc = " bytes of kernel memory one file may make srnic allocate"]
+    pub max_kernel_mem: u64,
+    #[doc = " bytes this file's objects take now (of max_kernel_mem)"]
+    pub kernel_mem: u64,
+    pub reserved: [u64; 2usize],
 }
 #[doc = " Destroy commands take only a handle."]
 #[repr(C)]
@@ -421,7 +425,7 @@ pub struct srnic_rmpp_node {
     pub ifname: [super::ctypes::c_char; 16usize],
     pub reserved: u64,
 }
-#[doc = " SRNIC_IOCTL_RMPP_CREATE_EP: an endpoint with local NID nid on the netdev\n ifname. Zero tuning fields take the defaults; the kernel writes back what it\n uses. EADDRINUSE if an endpoint already has this NID on this netdev and\n EtherType."]
+#[doc = " SRNIC_IOCTL_RMPP_CREATE_EP: an endpoint with local NID nid on the netdev\n ifname. Zero tuning fields take the defaults; the kernel writes back what it\n uses. EADDRINUSE if an endpoint already has this NID on this netdev and\n EtherType. Needs CAP_NET_RAW for the netdev (EPERM)."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct srnic_rmpp_create_ep {
@@ -436,7 +440,7 @@ pub struct srnic_rmpp_create_ep {
     pub flags: u32,
     #[doc = " the netdev, NUL-terminated"]
     pub ifname: [super::ctypes::c_char; 16usize],
-    #[doc = " 0: SRNIC_RMPP_ETHERTYPE"]
+    #[doc = " 0 or SRNIC_RMPP_ETHERTYPE; anything else is EINVAL"]
     pub ethertype: u32,
     #[doc = " in/out: messages in flight (0: default)"]
     pub max_send: u32,
@@ -571,7 +575,9 @@ pub struct srnic_rmpp_stats {
     pub drop_unexpected: u64,
     #[doc = " packets that could not be sent (no route, no memory, queue full)"]
     pub tx_errors: u64,
-    pub reserved: [u64; 8usize],
+    #[doc = " frames whose source MAC is not the node table's for the NID they claim"]
+    pub drop_spoofed: u64,
+    pub reserved: [u64; 7usize],
 }
 
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x00, struct srnic_query_device)`
@@ -700,6 +706,8 @@ macro_rules! srnic_abi_structs {
                 max_ird,
                 max_rmpp_endpoints,
                 page_size,
+                max_kernel_mem,
+                kernel_mem,
                 reserved
             ]
         );
@@ -979,6 +987,7 @@ macro_rules! srnic_abi_structs {
                 drop_unknown_msg,
                 drop_unexpected,
                 tx_errors,
+                drop_spoofed,
                 reserved
             ]
         );

@@ -5,6 +5,7 @@
 use crate::{
     sys::pages::PinnedPages,
     uapi::*,
+    verbs::budget::{self, Charge},
     verbs::mr::{Mr, MrTable, Need},
 };
 use kernel::{page::PAGE_SIZE, prelude::*, sync::Arc};
@@ -13,8 +14,9 @@ use kernel::{page::PAGE_SIZE, prelude::*, sync::Arc};
 pub(super) enum Buf {
     /// A zero-length buffer.
     Empty,
-    /// `len` bytes at offset `off` of the first pinned page.
-    Pinned { pages: PinnedPages, off: usize, len: usize },
+    /// `len` bytes at offset `off` of the first pinned page; the page array is
+    /// charged to the context's budget (the pages to RLIMIT_MEMLOCK).
+    Pinned { pages: PinnedPages, off: usize, len: usize, _charge: Charge },
     /// `len` bytes at address `addr` of a region (checked at post time).
     Region { mr: Arc<Mr>, addr: u64, len: usize },
 }
@@ -41,11 +43,13 @@ impl Buf {
         let last = end.checked_add(page - 1).ok_or(EFAULT)? & !(page - 1);
         let npages = usize::try_from((last - first) / page).map_err(|_| EINVAL)?;
         let start = usize::try_from(first).map_err(|_| EFAULT)?;
+        let charge = mrs.budget().charge(budget::array::<usize>(npages)?)?;
         let pages = PinnedPages::pin(start, npages, need == Need::LocalWrite)?;
         Ok(Buf::Pinned {
             pages,
             off: usize::try_from(addr - first).map_err(|_| EFAULT)?,
             len: n,
+            _charge: charge,
         })
     }
 

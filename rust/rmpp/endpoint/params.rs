@@ -53,10 +53,11 @@ impl EpParams {
                 .unwrap_or(u32::MAX)
                 .max(limits::RMPP_DEFAULT_RECLAIM_MS);
         }
-        // Ethernet II needs an EtherType of at least 0x0600.
+        // Only srnic's EtherType: an endpoint must not receive another
+        // protocol's frames (nor send frames that other stacks would take).
         if p.nid > SRNIC_RMPP_MAX_NID
             || p.flags & !SRNIC_RMPP_EP_ALL != 0
-            || p.ethertype < 0x0600
+            || u32::from(p.ethertype) != SRNIC_RMPP_ETHERTYPE
             || p.max_send as usize > limits::RMPP_MAX_SEND
             || p.max_recv as usize > limits::RMPP_MAX_RECV
             || p.rto_us < limits::RMPP_MIN_RTO_US

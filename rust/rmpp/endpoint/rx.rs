@@ -111,7 +111,14 @@ impl Ep {
         let reply = PacketType::from_code(hdr[1]).is_some_and(PacketType::is_reply);
         let peer = if reply { field(8..12) } else { field(4..8) };
         match nodes::lookup(peer) {
-            Some(n) if n.ifindex == self.bound.ifindex => {}
+            // The frame must come from the station the node table names for the
+            // NID it claims: no host speaks for another's NID.
+            Some(n) if n.ifindex == self.bound.ifindex => {
+                if n.mac != skb.src_mac() {
+                    stats::add(Rmpp::drop_spoofed, 1);
+                    return;
+                }
+            }
             _ => {
                 stats::add(Rmpp::drop_unknown_nid, 1);
                 return;

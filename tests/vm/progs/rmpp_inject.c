@@ -9,7 +9,9 @@
  * (pseudo-random bytes with a bad version), unknown_nid (a valid RTS from NID
  * 500, not in the node table), far_nid (from NID 70000), other_nid (an RTS for
  * NID 900), truncated (plen says 1000, 10 bytes follow), malformed (a LAST RTS
- * whose plen differs from its message length).
+ * whose plen differs from its message length), spoof (a valid 4-byte LAST RTS
+ * from NID 3 to NID 1: sent from a host whose MAC is not NID 3's in the node
+ * table).
  */
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
@@ -107,6 +109,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(k, "truncated")) {
 			header(h, 1, 1000, 1, 2, 1000 + i, 5000);
 			len = 54;
+		} else if (!strcmp(k, "spoof")) {
+			header(h, 2, 4, 3, 1, 2000 + i, 4);
+			len = 48;
 		} else if (!strcmp(k, "malformed")) {
 			header(h, 2, 4, 1, 2, 1000 + i, 9);
 			len = 48;

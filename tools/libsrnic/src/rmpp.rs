@@ -23,7 +23,8 @@ pub struct RmppEndpointAttr {
     pub nid: u32,
     /// The netdev, e.g. "eth0".
     pub ifname: String,
-    /// The EtherType (0: `SRNIC_RMPP_ETHERTYPE`).
+    /// The EtherType: 0 or `SRNIC_RMPP_ETHERTYPE` (the module refuses any
+    /// other with `EINVAL`).
     pub ethertype: u16,
     /// Refuse (MSGDROP) messages no posted receive matches, instead of leaving
     /// them with their sender to retry.

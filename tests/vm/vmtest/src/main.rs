@@ -7,12 +7,14 @@
 //! RDMA connections use `--port + 1`. Each side prints one `ok: ...` or
 //! `FAIL: ...` line per assertion and exits 0 only when every assertion held.
 
+mod budget;
 mod destroy_connecting;
 mod flood;
 mod invalidate;
 mod many_qps;
 mod memlock;
 mod remote_access;
+mod rmpp_perm;
 mod solicited;
 mod stress;
 mod util;
@@ -139,6 +141,32 @@ enum Cmd {
         #[arg(long, default_value_t = 65534)]
         uid: u32,
     },
+    /// The per-file memory cap: the largest CQs, then QPs, until ENOMEM; the
+    /// charge stays within the cap; a second file still allocates; destroying
+    /// gives the charge back.
+    FileMem,
+    /// A child in the memory cgroup DIR (memory.max set) fills it with CQs: it
+    /// gets ENOMEM, no OOM kill, memory.current stays within memory.max.
+    Memcg {
+        /// The cgroup directory (cgroup v2, memory controller enabled).
+        #[arg(long)]
+        cgroup: String,
+        /// Seconds each of the child's steps may take.
+        #[arg(short = 't', long, default_value_t = 120)]
+        timeout: u64,
+    },
+    /// RMPP endpoints need CAP_NET_RAW and srnic's EtherType.
+    RmppPerm {
+        /// The netdev.
+        #[arg(long, default_value = "eth0")]
+        ifname: String,
+        /// The endpoint's NID.
+        #[arg(long, default_value_t = 7)]
+        nid: u32,
+        /// The user (and group) to become after the root checks.
+        #[arg(long, default_value_t = 65534)]
+        uid: u32,
+    },
 }
 
 /// The resolved addresses and timeout of a connected scenario.
@@ -228,6 +256,9 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
             Duration::from_secs(*hold),
             *until_closed,
         ),
+        Cmd::FileMem => budget::run_file(c),
+        Cmd::Memcg { cgroup, timeout } => budget::run_memcg(c, cgroup, *timeout),
+        Cmd::RmppPerm { ifname, nid, uid } => rmpp_perm::run(c, ifname, *nid, *uid),
     }
 }
 
@@ -265,6 +296,10 @@ mod tests {
             "t", "flood", "--to", "h", "-p", "5", "--ready", "r", "--stop", "s"
         ])
         .is_ok());
+        assert!(Cli::try_parse_from(["t", "file-mem"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "memcg", "--cgroup", "/sys/fs/cgroup/x"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "memcg"]).is_err());
+        assert!(Cli::try_parse_from(["t", "rmpp-perm", "--nid", "9"]).is_ok());
     }
 
     #[test]

@@ -46,7 +46,9 @@ impl ProcStatus {
     }
 }
 
-fn drop_privileges(uid: u32) -> Res {
+/// Becomes `uid` (user and group, no supplementary groups), which clears
+/// every capability; keeps /proc/self readable.
+pub fn drop_privileges(uid: u32) -> Res {
     // SAFETY: plain system calls without pointers (setgroups with none).
     let r = unsafe {
         if libc::setgroups(0, std::ptr::null()) != 0

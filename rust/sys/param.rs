@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Module parameters (`/sys/module/srnic/parameters/`), declared in `param.c`:
+//! the `module!` macro of 6.12 has no parameters.
+
+extern "C" {
+    fn srnic_param_file_mem_mib() -> core::ffi::c_uint;
+    fn srnic_param_mpa_request_timeout_ms() -> core::ffi::c_uint;
+}
+
+/// Least request timeout used, whatever the parameter says (0 would close
+/// every connection at once).
+const MIN_REQUEST_TIMEOUT_MS: u32 = 100;
+
+/// `mpa_request_timeout_ms`: how long a connection accepted by a listener may
+/// take to send its MPA Request. Read when the connection is accepted.
+pub(crate) fn mpa_request_timeout_ms() -> u32 {
+    // SAFETY: reads an integer; no preconditions.
+    unsafe { srnic_param_mpa_request_timeout_ms() }.max(MIN_REQUEST_TIMEOUT_MS)
+}
+
+/// `file_mem_mib` in bytes: the kernel memory one open file may make srnic
+/// allocate (default 64 MiB). Root may change it at any time; each file reads
+/// it once, when it is opened.
+pub(crate) fn file_mem_bytes() -> usize {
+    // SAFETY: reads an integer; no preconditions.
+    let mib = unsafe { srnic_param_file_mem_mib() };
+    (mib as usize).saturating_mul(1 << 20)
+}
