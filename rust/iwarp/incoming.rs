@@ -103,7 +103,10 @@ impl Incoming {
         )?;
         let attached = Attached::new(sock, this.clone())?;
         this.inner.lock().sock = Some(attached);
-        this.timer.arm(&this, param::mpa_request_timeout_ms())?;
+        if let Err(e) = this.timer.arm(&this, param::mpa_request_timeout_ms()) {
+            this.abort();
+            return Err(e);
+        }
         // Bytes may have arrived before the callbacks were installed.
         this.kick();
         Ok(this)

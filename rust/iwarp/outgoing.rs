@@ -105,7 +105,11 @@ impl Outgoing {
         )?;
         let attached = Attached::new(sock, this.clone())?;
         this.inner.lock().sock = Some(attached);
-        this.timer.arm(&this, (CONNECT_TIMEOUT_MS + REPLY_TIMEOUT_MS) as u32)?;
+        if let Err(e) = this.timer.arm(&this, (CONNECT_TIMEOUT_MS + REPLY_TIMEOUT_MS) as u32) {
+            // Closes the socket; the caller reports the failure.
+            drop(this.take_socket());
+            return Err(e);
+        }
         // TCP may have connected before the callbacks were installed.
         this.kick();
         Ok(())
