@@ -76,14 +76,6 @@ impl_has_work! {
     impl HasWork<Self> for Incoming { self.work }
 }
 
-/// How an incoming connection ends.
-enum End {
-    /// Its Request was filed: the socket belongs to the request now.
-    Filed,
-    /// It is closed (reset), for the reason given to the log.
-    Closed,
-}
-
 impl Incoming {
     /// Takes over `sock`, accepted by a listener, and starts waiting for its
     /// Request, to be filed as `filing` says.
@@ -123,28 +115,25 @@ impl Incoming {
 
     /// Closes the connection (reset) and finishes: eviction, listener stop,
     /// timeout and errors.
-    pub(crate) fn abort(self: &Arc<Self>) {
-        self.finish(End::Closed);
+    pub(crate) fn abort(&self) {
+        if let Some(sock) = self.finish() {
+            sock.shutdown(true);
+        }
     }
 
-    /// Ends the connection once; `Filed` keeps the socket open (its request
-    /// took it already).
-    fn finish(self: &Arc<Self>, how: End) {
+    /// Ends the wait, once: the timer stops and the callbacks are removed.
+    /// Returns the socket, still open; `None` when it had ended already.
+    fn finish(&self) -> Option<Arc<TcpSocket>> {
         let attached = {
             let mut i = self.inner.lock();
             if i.done {
-                return;
+                return None;
             }
             i.done = true;
             i.sock.take()
-        };
+        }?;
         self.timer.cancel();
-        if let Some(a) = attached {
-            let (sock, _this) = a.detach();
-            if matches!(how, End::Closed) {
-                sock.shutdown(true);
-            }
-        }
+        Some(attached.detach().0)
     }
 
     /// Reads what arrived; files the Request once it is complete.
@@ -176,16 +165,7 @@ impl Incoming {
         let (local, remote) = sock.addrs().unwrap_or_default();
         drop(sock);
         // The socket becomes the request's: callbacks removed, kept open.
-        let attached = {
-            let mut i = self.inner.lock();
-            if i.done {
-                return;
-            }
-            i.sock.take()
-        };
-        let Some(attached) = attached else { return };
-        let (sock, _this) = attached.detach();
-        self.finish(End::Filed);
+        let Some(sock) = self.finish() else { return };
         let req = Arc::pin_init(
             pin_init!(ConnReq {
                 listener: l.handle,

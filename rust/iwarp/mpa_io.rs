@@ -49,7 +49,7 @@ impl FrameReader {
             if self.have >= want {
                 return Ok(Some(&self.buf[..want]));
             }
-            match sock.recv(&mut self.buf[self.have..want], true) {
+            match sock.recv_now(&mut self.buf[self.have..want]) {
                 Ok(0) => return Err(econnreset()),
                 Ok(n) => self.have += n,
                 Err(e) if e == EAGAIN => return Ok(None),

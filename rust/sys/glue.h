@@ -46,7 +46,7 @@ int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *rad
 int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
 		    bool eor);
 int srnic_sock_mss(struct socket *sock);
-int srnic_sock_recv(struct socket *sock, void *buf, size_t len, bool nonblock);
+int srnic_sock_recv(struct socket *sock, void *buf, size_t len);
 bool srnic_sock_closed(struct socket *sock);
 int srnic_sock_port(struct socket *sock);
 

@@ -160,10 +160,10 @@ int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size
 	return kernel_sendmsg(sock, &msg, (struct kvec *)vec, nr, len);
 }
 
-int srnic_sock_recv(struct socket *sock, void *buf, size_t len, bool nonblock)
+/* Receives what has arrived without waiting (-EAGAIN when nothing has). */
+int srnic_sock_recv(struct socket *sock, void *buf, size_t len)
 {
-	/* Blocking reads wait for all of buf (MPA start-up reads exact frames). */
-	struct msghdr msg = { .msg_flags = nonblock ? MSG_DONTWAIT : MSG_WAITALL };
+	struct msghdr msg = { .msg_flags = MSG_DONTWAIT };
 	struct kvec vec = { .iov_base = buf, .iov_len = len };
 
 	return kernel_recvmsg(sock, &msg, &vec, 1, len, msg.msg_flags);

@@ -53,8 +53,7 @@ extern "C" {
         eor: bool,
     ) -> c_int;
     fn srnic_sock_mss(sock: *mut RawSocket) -> c_int;
-    fn srnic_sock_recv(sock: *mut RawSocket, buf: *mut c_void, len: usize, nonblock: bool)
-        -> c_int;
+    fn srnic_sock_recv(sock: *mut RawSocket, buf: *mut c_void, len: usize) -> c_int;
     fn srnic_sock_closed(sock: *mut RawSocket) -> bool;
     fn srnic_sock_set_callbacks(sock: *mut RawSocket, f: CbFn, user: *mut c_void) -> c_int;
     fn srnic_sock_clear_callbacks(sock: *mut RawSocket) -> *mut c_void;
@@ -273,10 +272,11 @@ impl TcpSocket {
         Ok(())
     }
 
-    /// Receives into `buf`; `Ok(0)` means the peer closed.
-    pub(crate) fn recv(&self, buf: &mut [u8], nonblock: bool) -> Result<usize> {
+    /// Receives into `buf` what has arrived, without waiting (EAGAIN when
+    /// nothing has); `Ok(0)` means the peer closed.
+    pub(crate) fn recv_now(&self, buf: &mut [u8]) -> Result<usize> {
         // SAFETY: `self` is live and `buf` is writable for its length.
-        let r = unsafe { srnic_sock_recv(self.raw(), buf.as_mut_ptr().cast(), buf.len(), nonblock) };
+        let r = unsafe { srnic_sock_recv(self.raw(), buf.as_mut_ptr().cast(), buf.len()) };
         to_result(r.min(0))?;
         usize::try_from(r).map_err(|_| EIO)
     }
