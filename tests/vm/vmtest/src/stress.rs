@@ -94,7 +94,20 @@ pub fn run(env: &Env, c: &mut Checks, size: usize, seconds: u64, pidfile: Option
             if start.elapsed() > limit {
                 break;
             }
-            post(k)?;
+            if let Err(e) = post(k) {
+                // A send that completed just before the peer died leaves the
+                // QP in ERROR when the next is posted: posting fails then, as
+                // it must, and the QP reports the disconnect like any other
+                // survivor's. Any other failure to post fails the case.
+                if qp.query()?.state != QpState::Error {
+                    return Err(e);
+                }
+                println!(
+                    "info: client: after {done} transfers, posting failed on the errored QP ({e})"
+                );
+                let e = qp.wait_event(Some(t))?;
+                return survivor(c, env, &qp, e.map(|e| (e.kind, e.term)), t);
+            }
             k += 1;
         }
         println!("info: client: {done} transfers of {chunk} bytes in {limit:?}, never killed");
