@@ -452,8 +452,13 @@ struct srnic_stats {
 #define SRNIC_RMPP_ANY_NID	0xFFFFFFFFU
 #define SRNIC_RMPP_MAX_MSG	0xFFFFFFFFULL	/* bytes in one message */
 
-/* More completion status codes (RMPP). */
-#define SRNIC_WC_RETRY_EXC_ERR	12	/* send: no answer within max_retries */
+/*
+ * More completion status codes. SRNIC_WC_RETRY_EXC_ERR: an RMPP send got no
+ * answer within max_retries; an iWARP QP's peer stopped reading or
+ * acknowledging for the module's tx_stall_timeout_ms (the oldest operation in
+ * progress; the rest is flushed).
+ */
+#define SRNIC_WC_RETRY_EXC_ERR	12	/* no answer from the peer in time */
 #define SRNIC_WC_REM_ABORT_ERR	16	/* receive: the sender aborted (NULL) or it was reclaimed */
 
 #define SRNIC_RMPP_NODE_DELETE	1U	/* remove the entry instead of setting it */

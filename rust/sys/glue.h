@@ -43,8 +43,12 @@ void srnic_sock_release(struct socket *sock);
 void srnic_sock_shutdown(struct socket *sock, bool abort);
 void srnic_sock_nodelay(struct socket *sock);
 int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport);
-int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
-		    bool eor);
+struct bio_vec;
+int srnic_sock_send_bvec(struct socket *sock, const struct bio_vec *bv, size_t nr, size_t len,
+			 bool more, bool eor);
+int srnic_bvec_virt(const void *addr, size_t len, struct bio_vec *bv);
+void srnic_sock_set_user_timeout(struct socket *sock, unsigned int ms);
+int srnic_sock_error(struct socket *sock);
 int srnic_sock_mss(struct socket *sock);
 int srnic_sock_recv(struct socket *sock, void *buf, size_t len);
 bool srnic_sock_closed(struct socket *sock);
@@ -70,6 +74,7 @@ void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirt
 /* rust/sys/param.rs: module parameters */
 unsigned int srnic_param_file_mem_mib(void);
 unsigned int srnic_param_mpa_request_timeout_ms(void);
+unsigned int srnic_param_tx_stall_timeout_ms(void);
 
 /* rust/sys/crc.rs */
 u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);

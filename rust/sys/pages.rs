@@ -9,6 +9,7 @@
 //! process is already gone. Data moves in and out through `kmap_local_page`.
 
 use core::ffi::{c_long, c_ulong};
+use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{alloc::KVVec, bindings, page::PAGE_SIZE, prelude::*};
 
@@ -32,6 +33,20 @@ extern "C" {
     // `struct page` is passed through as `void *`: the configuration may leave
     // the Rust view of it without fields, which is not FFI-safe.
     fn srnic_unpin_user_pages(pages: *mut *mut core::ffi::c_void, npages: c_ulong, dirty: bool);
+}
+
+/// Part of one pinned page: `len` bytes at `off`, valid while the
+/// [`PinnedPages`] it came from is borrowed.
+///
+/// # Invariants
+///
+/// `page` stays pinned for `'a`, and `off + len <= PAGE_SIZE`.
+#[derive(Clone, Copy)]
+pub(crate) struct PageSlice<'a> {
+    pub(super) page: *mut bindings::page,
+    pub(super) off: u32,
+    pub(super) len: u32,
+    _pages: PhantomData<&'a PinnedPages>,
 }
 
 /// Pages pinned by all memory regions now (reported by `QUERY_STATS`).
@@ -147,6 +162,32 @@ impl PinnedPages {
             src = rest;
             Ok(())
         })
+    }
+
+    /// Calls `f` with each page-contiguous piece of `[offset, offset + len)`,
+    /// in order, as a [`PageSlice`] (for the socket layer, which reads the
+    /// pages itself: nothing is mapped here). `EFAULT` outside the pages.
+    pub(crate) fn page_slices<'a>(
+        &'a self,
+        offset: usize,
+        len: usize,
+        mut f: impl FnMut(PageSlice<'a>) -> Result,
+    ) -> Result {
+        let end = offset.checked_add(len).ok_or(EFAULT)?;
+        if end > self.pages.len().checked_mul(PAGE_SIZE).ok_or(EFAULT)? {
+            return Err(EFAULT);
+        }
+        let mut pos = offset;
+        while pos < end {
+            let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(end - pos);
+            // INVARIANT: `page` is pinned by `self`, borrowed for 'a, and
+            // `in_page + n <= PAGE_SIZE`.
+            f(PageSlice { page, off: in_page as u32, len: n as u32, _pages: PhantomData })?;
+            pos += n;
+        }
+        Ok(())
     }
 
     /// Calls `f` with each mapped piece of `[offset, offset + len)`, in order.

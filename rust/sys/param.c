@@ -36,3 +36,18 @@ unsigned int srnic_param_mpa_request_timeout_ms(void)
 {
 	return READ_ONCE(mpa_request_timeout_ms);
 }
+
+/*
+ * How long a connected QP's peer may leave sent data unacknowledged, or its
+ * receive window closed (it stopped reading), before the QP fails, in ms.
+ * Read when a connection is established.
+ */
+static unsigned int tx_stall_timeout_ms = 30000;
+module_param(tx_stall_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(tx_stall_timeout_ms,
+		 "How long a peer may stop reading or acknowledging before its QP fails (ms, default 30000)");
+
+unsigned int srnic_param_tx_stall_timeout_ms(void)
+{
+	return READ_ONCE(tx_stall_timeout_ms);
+}

@@ -5,6 +5,7 @@
 extern "C" {
     fn srnic_param_file_mem_mib() -> core::ffi::c_uint;
     fn srnic_param_mpa_request_timeout_ms() -> core::ffi::c_uint;
+    fn srnic_param_tx_stall_timeout_ms() -> core::ffi::c_uint;
 }
 
 /// Least request timeout used, whatever the parameter says (0 would close
@@ -25,4 +26,16 @@ pub(crate) fn file_mem_bytes() -> usize {
     // SAFETY: reads an integer; no preconditions.
     let mib = unsafe { srnic_param_file_mem_mib() };
     (mib as usize).saturating_mul(1 << 20)
+}
+
+/// Least stall timeout used, whatever the parameter says (0 would turn TCP's
+/// user timeout off, and with it the bound on a peer that stops reading).
+const MIN_STALL_TIMEOUT_MS: u32 = 100;
+
+/// `tx_stall_timeout_ms`: how long a connected peer may leave sent data
+/// unacknowledged or its receive window closed before its QP fails. Read when
+/// a connection is established.
+pub(crate) fn tx_stall_timeout_ms() -> u32 {
+    // SAFETY: reads an integer; no preconditions.
+    unsafe { srnic_param_tx_stall_timeout_ms() }.max(MIN_STALL_TIMEOUT_MS)
 }

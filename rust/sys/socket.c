@@ -4,7 +4,9 @@
  * Only what the Rust side cannot reach through kernel::bindings in 6.12;
  * each function is declared in glue.h and wrapped once in rust/sys/socket.rs.
  */
+#include <linux/bvec.h>
 #include <linux/in.h>
+#include <linux/uio.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
@@ -148,16 +150,49 @@ int srnic_sock_port(struct socket *sock)
 	return err < 0 ? err : ntohs(sin.sin_port);
 }
 
-int srnic_sock_send(struct socket *sock, const struct kvec *vec, size_t nr, size_t len, bool more,
-		    bool eor)
+/*
+ * Sends the bytes the bio_vecs describe without waiting; returns how many TCP
+ * took (fewer than len when its send buffer filled; -EAGAIN when it took
+ * none: the write-space callback tells when to go on) or the error. MSG_EOR
+ * applies only when all of len goes out: TCP appends nothing more to the
+ * buffer holding the last byte, so what follows starts a new segment.
+ */
+int srnic_sock_send_bvec(struct socket *sock, const struct bio_vec *bv, size_t nr, size_t len,
+			 bool more, bool eor)
 {
-	/*
-	 * MSG_EOR: TCP appends nothing more to the buffer holding the last byte,
-	 * so what follows starts a new segment.
-	 */
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0) | (eor ? MSG_EOR : 0) };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0) |
+					   (eor ? MSG_EOR : 0) };
 
-	return kernel_sendmsg(sock, &msg, (struct kvec *)vec, nr, len);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);
+	return sock_sendmsg(sock, &msg);
+}
+
+/*
+ * A bio_vec over len bytes of kernel memory at addr: only memory of the
+ * kernel's direct map (kmalloc, pages) has a struct page behind it, which
+ * virt_addr_valid() checks; anything else (stack, vmalloc) is refused.
+ */
+int srnic_bvec_virt(const void *addr, size_t len, struct bio_vec *bv)
+{
+	if (!len || len > UINT_MAX || !virt_addr_valid(addr) || !virt_addr_valid(addr + len - 1))
+		return -EFAULT;
+	bvec_set_virt(bv, (void *)addr, len);
+	return 0;
+}
+
+/*
+ * TCP_USER_TIMEOUT: the connection fails with ETIMEDOUT when sent data stays
+ * unacknowledged, or the peer's receive window stays closed, for ms.
+ */
+void srnic_sock_set_user_timeout(struct socket *sock, unsigned int ms)
+{
+	tcp_sock_set_user_timeout(sock->sk, min_t(unsigned int, ms, INT_MAX));
+}
+
+/* The socket's pending error (not cleared), 0 for none. */
+int srnic_sock_error(struct socket *sock)
+{
+	return READ_ONCE(sock->sk->sk_err);
 }
 
 /* Receives what has arrived without waiting (-EAGAIN when nothing has). */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Kernel TCP sockets (IPv4, in the initial network namespace).
+//! Kernel TCP sockets (IPv4, in the initial network namespace). Every call is
+//! non-blocking: connect, accept, send and receive return at once, and the
+//! socket's callbacks tell when to try again.
 //!
 //! [`TcpSocket`] owns a `struct socket` and releases it on drop. Connected sockets
 //! can be given callbacks: the socket then holds one reference on an `Arc<T>` and
@@ -10,6 +12,7 @@
 
 use core::ffi::{c_int, c_long, c_void};
 use core::{marker::PhantomData, ptr::NonNull};
+use super::pages::PageSlice;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     bindings,
@@ -44,14 +47,19 @@ extern "C" {
         rport: *mut u16,
     ) -> c_int;
     fn srnic_sock_port(sock: *mut RawSocket) -> c_int;
-    fn srnic_sock_send(
+    // `struct bio_vec` is passed as `void *`: its Rust view holds a `struct
+    // page` pointer, which is not FFI-safe in every configuration.
+    fn srnic_sock_send_bvec(
         sock: *mut RawSocket,
-        vec: *const bindings::kvec,
+        bv: *const c_void,
         nr: usize,
         len: usize,
         more: bool,
         eor: bool,
     ) -> c_int;
+    fn srnic_bvec_virt(addr: *const c_void, len: usize, bv: *mut c_void) -> c_int;
+    fn srnic_sock_set_user_timeout(sock: *mut RawSocket, ms: core::ffi::c_uint);
+    fn srnic_sock_error(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_mss(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_recv(sock: *mut RawSocket, buf: *mut c_void, len: usize) -> c_int;
     fn srnic_sock_closed(sock: *mut RawSocket) -> bool;
@@ -78,6 +86,75 @@ impl SockAddrV4 {
             addr: addr.to_ne_bytes(),
             port,
         }
+    }
+}
+
+/// Most pieces one [`SendList`] holds.
+pub(crate) const SEND_VECS: usize = 16;
+
+/// Bytes to hand to TCP in one call, as up to [`SEND_VECS`] pieces of kernel
+/// memory (`bio_vec`s): slices of the kernel's direct map and slices of pinned
+/// pages, borrowed for `'a`. Nothing is copied here.
+///
+/// # Invariants
+///
+/// The first `n` entries of `vecs` describe `len` bytes in total, of memory
+/// borrowed for `'a`.
+pub(crate) struct SendList<'a> {
+    vecs: [bindings::bio_vec; SEND_VECS],
+    n: usize,
+    len: usize,
+    _data: PhantomData<&'a [u8]>,
+}
+
+impl<'a> SendList<'a> {
+    /// An empty list.
+    pub(crate) fn new() -> Self {
+        Self {
+            vecs: [bindings::bio_vec { bv_page: core::ptr::null_mut(), bv_len: 0, bv_offset: 0 }; SEND_VECS],
+            n: 0,
+            len: 0,
+            _data: PhantomData,
+        }
+    }
+
+    /// Whether no more pieces fit.
+    pub(crate) fn is_full(&self) -> bool {
+        self.n == SEND_VECS
+    }
+
+    /// The bytes in the list.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds `b`, which must be memory of the kernel's direct map (kmalloc'd
+    /// or page memory: `EFAULT` for the stack or vmalloc); `ENOSPC` when full.
+    pub(crate) fn push_bytes(&mut self, b: &'a [u8]) -> Result {
+        if b.is_empty() {
+            return Ok(());
+        }
+        let slot = self.vecs.get_mut(self.n).ok_or(ENOSPC)?;
+        // SAFETY: `b` is readable for its length; the glue only computes its
+        // page and checks that it has one.
+        to_result(unsafe { srnic_bvec_virt(b.as_ptr().cast(), b.len(), core::ptr::from_mut(slot).cast()) })?;
+        // INVARIANT: `b` is borrowed for 'a.
+        self.n += 1;
+        self.len += b.len();
+        Ok(())
+    }
+
+    /// Adds a slice of pinned pages; `ENOSPC` when full.
+    pub(crate) fn push_page(&mut self, p: PageSlice<'a>) -> Result {
+        if p.len == 0 {
+            return Ok(());
+        }
+        let slot = self.vecs.get_mut(self.n).ok_or(ENOSPC)?;
+        *slot = bindings::bio_vec { bv_page: p.page, bv_len: p.len, bv_offset: p.off };
+        // INVARIANT: the page stays pinned for 'a (`PageSlice`).
+        self.n += 1;
+        self.len += p.len as usize;
+        Ok(())
     }
 }
 
@@ -213,63 +290,42 @@ impl TcpSocket {
         usize::try_from(r).unwrap_or(0)
     }
 
-    /// Sends all of `bufs`, in order, blocking as needed; `more` tells TCP that
-    /// more data follows at once.
-    pub(crate) fn send(&self, bufs: &[&[u8]], more: bool) -> Result {
-        self.send_flags(bufs, more, false)
-    }
-
-    /// As [`Self::send`], and the last byte ends a record (`MSG_EOR`): TCP puts
-    /// nothing sent later into the same segment.
-    pub(crate) fn send_record(&self, bufs: &[&[u8]], more: bool) -> Result {
-        self.send_flags(bufs, more, true)
-    }
-
-    fn send_flags(&self, bufs: &[&[u8]], more: bool, eor: bool) -> Result {
-        const MAX: usize = 8;
-        let mut vec = [bindings::kvec {
-            iov_base: core::ptr::null_mut(),
-            iov_len: 0,
-        }; MAX];
-        let mut pending: &[&[u8]] = bufs;
-        let mut skip = 0usize;
-        while !pending.is_empty() {
-            let mut n = 0usize;
-            let mut total = 0usize;
-            for (i, b) in pending.iter().enumerate().take(MAX) {
-                let b = if i == 0 { b.get(skip..).unwrap_or(&[]) } else { b };
-                vec[n] = bindings::kvec {
-                    iov_base: b.as_ptr() as *mut c_void,
-                    iov_len: b.len(),
-                };
-                n += 1;
-                total += b.len();
-            }
-            let last_batch = pending.len() <= MAX;
-            // SAFETY: `self` is live; the kvecs point into `bufs`, which outlive the
-            // call; the kernel only reads them.
-            let r = unsafe {
-                srnic_sock_send(self.raw(), vec.as_ptr(), n, total, more || !last_batch, eor && last_batch)
-            };
-            to_result(r.min(0))?;
-            let mut sent = usize::try_from(r).map_err(|_| EIO)?;
-            if sent == 0 && total != 0 {
-                return Err(EPIPE);
-            }
-            // Advance over what went out.
-            while let Some((first, rest)) = pending.split_first() {
-                let left = first.len() - skip;
-                if sent >= left {
-                    sent -= left;
-                    skip = 0;
-                    pending = rest;
-                } else {
-                    skip += sent;
-                    break;
-                }
-            }
+    /// Hands the bytes of `list` to TCP without waiting; returns how many it
+    /// took: all, fewer when its send buffer filled, 0 when it took none (the
+    /// socket's [`SocketEvent::Writable`] tells when to go on). `more`: more
+    /// data follows at once; `eor`: when all of `list` goes out, its last byte
+    /// ends a record (`MSG_EOR`: TCP puts nothing sent later into the same
+    /// segment).
+    pub(crate) fn send_list(&self, list: &SendList<'_>, more: bool, eor: bool) -> Result<usize> {
+        if list.len == 0 {
+            return Ok(0);
         }
-        Ok(())
+        // SAFETY: `self` is live; the first `list.n` bio_vecs describe memory
+        // that `list` borrows for the call (direct-map kernel memory or pinned
+        // pages, see `SendList`); TCP only reads it.
+        let r = unsafe { srnic_sock_send_bvec(self.raw(), list.vecs.as_ptr().cast(), list.n, list.len, more, eor) };
+        match r {
+            r if r >= 0 => usize::try_from(r).map_err(|_| EIO),
+            r if r == -(bindings::EAGAIN as c_int) => Ok(0),
+            r => Err(Error::from_errno(r)),
+        }
+    }
+
+    /// Sets TCP's user timeout (`TCP_USER_TIMEOUT`): the connection fails with
+    /// `ETIMEDOUT` when sent data stays unacknowledged, or the peer's receive
+    /// window stays closed, for `ms` milliseconds.
+    pub(crate) fn set_user_timeout(&self, ms: u32) {
+        // SAFETY: `self` is a live socket.
+        unsafe { srnic_sock_set_user_timeout(self.raw(), ms) }
+    }
+
+    /// The socket's pending error (left in place), if any.
+    pub(crate) fn error(&self) -> Option<Error> {
+        // SAFETY: `self` is a live socket.
+        match unsafe { srnic_sock_error(self.raw()) } {
+            0 => None,
+            e => Some(Error::from_errno(-e.abs())),
+        }
     }
 
     /// Receives into `buf` what has arrived, without waiting (EAGAIN when

@@ -10,7 +10,7 @@
 
 use crate::{
     proto::rdmap::StagError,
-    sys::{gfp::ACCOUNTED, pages::PinnedPages},
+    sys::{gfp::ACCOUNTED, pages::{PageSlice, PinnedPages}},
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
     verbs::budget::{self, Budget, Charge},
     verbs::pd::{Pd, PdUse},
@@ -77,6 +77,12 @@ impl Pages {
     fn read_pieces(&self, offset: usize, len: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
         match self {
             Pages::User(p) => p.read_pieces(offset, len, f),
+        }
+    }
+
+    fn page_slices<'a>(&'a self, offset: usize, len: usize, f: impl FnMut(PageSlice<'a>) -> Result) -> Result {
+        match self {
+            Pages::User(p) => p.page_slices(offset, len, f),
         }
     }
 }
@@ -210,6 +216,13 @@ impl Mr {
     pub(crate) fn read_pieces(&self, to: u64, len: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
         let off = self.offset(to, len)?;
         self.pages.read_pieces(off, len, f)
+    }
+
+    /// Calls `f` with the page slices of `[to, to + len)`, in order (for the
+    /// socket layer, which reads them itself).
+    pub(crate) fn page_slices<'a>(&'a self, to: u64, len: usize, f: impl FnMut(PageSlice<'a>) -> Result) -> Result {
+        let off = self.offset(to, len)?;
+        self.pages.page_slices(off, len, f)
     }
 }
 

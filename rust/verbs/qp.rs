@@ -10,9 +10,11 @@
 //! - Receive ([`Qp::rx_run`]): `tcp_read_sock` hands the socket buffers to the
 //!   MPA framer piece by piece; payload is copied once, from the skb straight
 //!   into the pinned pages of the target memory region or receive buffer.
-//! - Transmit ([`Qp::tx_run`]): segments work requests into FPDUs and sends
-//!   header bytes and payload straight from the mapped source pages, computing
-//!   the CRC (the kernel's crc32c) over what it sends; no staging copy.
+//! - Transmit ([`Qp::tx_run`]): segments work requests into FPDUs, stages each
+//!   FPDU's framing (the CRC, the kernel's crc32c, computed over all of it) and
+//!   hands it to TCP with non-blocking sends, payload straight from the pinned
+//!   source pages (`qp/outbound.rs`). When TCP's send buffer is full the work
+//!   returns; the socket's write-space callback queues it again.
 //!
 //! Locks, in the order they nest: `tx` (transmit state, held while sending),
 //! `rx` (receive state), then the leaves `conn`, `sq`, `rq`, CQ rings, the MR
@@ -30,10 +32,12 @@
 //! (creation, its work items, `QUERY_QP`, destruction); `qp/queues.rs` the send
 //! and receive rings, posting and completion; `qp/conn.rs` the connection
 //! (establish, errors, disconnect, socket callbacks); `qp/rx.rs` the receive and
-//! placement path; `qp/tx.rs` the transmit path.
+//! placement path; `qp/tx.rs` the transmit path and `qp/outbound.rs` the
+//! message it is sending.
 
 mod conn;
 mod failure;
+mod outbound;
 mod queues;
 mod rx;
 mod tx;
@@ -188,6 +192,7 @@ impl Qp {
                     queues: TxQueues::new(),
                     max_ulpdu: 0,
                     active: false,
+                    cur: None,
                 }, "srnic_qp_tx"),
                 rx_work <- new_work!("srnic_qp_rx"),
                 tx_work <- new_work!("srnic_qp_tx"),

@@ -102,7 +102,7 @@ pub const SRNIC_RMPP_MAX_NID: u32 = 1023;
 pub const SRNIC_RMPP_ANY_NID: u32 = 4294967295;
 /// bytes in one message
 pub const SRNIC_RMPP_MAX_MSG: u64 = 4294967295;
-/// send: no answer within max_retries
+/// no answer from the peer in time
 pub const SRNIC_WC_RETRY_EXC_ERR: u32 = 12;
 /// receive: the sender aborted (NULL) or it was reclaimed
 pub const SRNIC_WC_REM_ABORT_ERR: u32 = 16;

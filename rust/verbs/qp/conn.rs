@@ -13,7 +13,8 @@ use crate::{
         ring::Ring,
     },
     sys::{
-        errno::econnaborted,
+        errno::{econnaborted, etimedout},
+        param,
         socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
     },
     uapi::*,
@@ -114,6 +115,9 @@ impl Qp {
             m if m >= limits::MIN_MSS => m,
             _ => limits::FPDU_BUDGET,
         };
+        // A peer that stops reading (or acknowledging) fails the connection
+        // instead of holding its data and this QP for ever.
+        sock.set_user_timeout(param::tx_stall_timeout_ms());
         let attached = Attached::new(sock, self.clone())?;
         let refused = {
             let mut tx = self.tx.lock();
@@ -199,14 +203,21 @@ impl Qp {
         match f {
             Failure::Detected(_) => stats::TERMINATES_SENT.fetch_add(1, Ordering::Relaxed),
             Failure::Received(_) => stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed),
-            Failure::Closed => 0,
+            Failure::Closed | Failure::TimedOut => 0,
         };
-        pr_info!(
-            "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
-            self.handle,
-            if matches!(f, Failure::Received(_)) { "received" } else { "sent" },
-            term & 0xffff
-        );
+        match f {
+            Failure::Detected(_) | Failure::Received(_) => pr_info!(
+                "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
+                self.handle,
+                if matches!(f, Failure::Received(_)) { "received" } else { "sent" },
+                term & 0xffff
+            ),
+            Failure::Closed => pr_info!("QP {}: error: the stream ended inside a message\n", self.handle),
+            Failure::TimedOut => pr_info!(
+                "QP {}: error: the peer stopped reading or acknowledging (tx_stall_timeout_ms)\n",
+                self.handle
+            ),
+        }
         if f.to_send().is_none() {
             self.report_error(head_status, term);
         }
@@ -238,6 +249,17 @@ impl Qp {
             self.report_error(status, term);
         }
     }
+    /// The socket closed or failed under the receive or transmit work: a peer
+    /// that stopped reading or acknowledging (TCP's user timeout ran out, see
+    /// [`Qp::establish`]) fails the QP; any other end is a disconnect.
+    pub(super) fn connection_lost(self: &Arc<Self>, sock: &TcpSocket) {
+        if sock.error() == Some(etimedout()) {
+            self.fail(Failure::TimedOut);
+        } else {
+            self.disconnected();
+        }
+    }
+
     /// Handles a peer close or a local disconnect: flush and report once.
     pub(super) fn disconnected(self: &Arc<Self>) {
         // A TERMINATE that can no longer be sent: report the error now.

@@ -19,6 +19,10 @@ pub(crate) enum Failure {
     Received(Terminate),
     /// The stream ended inside a message, with no TERMINATE either way.
     Closed,
+    /// The peer left sent data unacknowledged, or its receive window closed
+    /// (it stopped reading), for the stall timeout: TCP gave the connection
+    /// up, so no TERMINATE can be sent.
+    TimedOut,
 }
 
 impl Failure {
@@ -39,7 +43,7 @@ impl Failure {
     pub(crate) fn terminate(&self) -> Option<&Terminate> {
         match self {
             Failure::Detected(t) | Failure::Received(t) => Some(t),
-            Failure::Closed => None,
+            Failure::Closed | Failure::TimedOut => None,
         }
     }
 
@@ -56,8 +60,9 @@ impl Failure {
 
     /// The status of the oldest operation in progress: a TERMINATE from the
     /// peer fails it (remote access errors for a DDP tagged-buffer or RDMAP
-    /// remote-protection error, remote operation errors otherwise); everything
-    /// else is flushed.
+    /// remote-protection error, remote operation errors otherwise), a peer that
+    /// stopped answering fails it with the retry error (as a hardware RNIC's
+    /// transport retry limit would); everything else is flushed.
     pub(crate) fn head_status(&self) -> u32 {
         match self {
             Failure::Received(t)
@@ -67,6 +72,7 @@ impl Failure {
                 SRNIC_WC_REM_ACCESS_ERR
             }
             Failure::Received(_) => SRNIC_WC_REM_OP_ERR,
+            Failure::TimedOut => SRNIC_WC_RETRY_EXC_ERR,
             _ => SRNIC_WC_WR_FLUSH_ERR,
         }
     }

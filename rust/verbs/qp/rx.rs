@@ -76,7 +76,7 @@ impl Qp {
             self.fail(f);
         } else if sock.is_closed() {
             pr_info!("QP {}: connection closed by the peer\n", self.handle);
-            self.disconnected();
+            self.connection_lost(&sock);
         }
     }
 

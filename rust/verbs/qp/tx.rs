@@ -1,23 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The QP's transmit path: work requests segmented into FPDUs, header bytes
-//! and payload sent straight from the mapped source pages, the CRC computed
-//! over what is sent; Read Responses and TERMINATEs.
+//! The QP's transmit path: what to send next (TERMINATE, RTR, Read Responses,
+//! the send queue), each message handed to [`Outbound`], which segments it
+//! into FPDUs and sends them without ever waiting for the peer.
 
 use super::*;
+use super::outbound::{Finish, Framing, Outbound, Progress, Source};
 use crate::{
     proto::{
         ddp::TxQueues,
-        mpa::{RtrMode, tx::{TxFramer, TxStep}},
+        mpa::{RtrMode, tx::TxFramer},
         rdmap::{
-            engine::{OrqEntry, read_source_terminate},
+            engine::{OrdError, OrqEntry, read_source_terminate},
             ReadRequest,
             SendOp,
             StagError,
             Terminate,
-            tx::{OutboundMessage, WorkRequest},
+            tx::WorkRequest,
         },
     },
-    sys::{crc::KernelCrc32c, socket::TcpSocket},
+    sys::socket::TcpSocket,
     uapi::*,
     verbs::{limits, mr::Need, stats},
 };
@@ -27,14 +28,6 @@ use kernel::{
     sync::Arc,
 };
 
-/// Why a Read Response could not be sent.
-pub(super) enum ReadResponseError {
-    /// The source failed its check: this TERMINATE ends the QP.
-    Source(Terminate),
-    /// The socket failed (the peer is gone).
-    Socket(Error),
-}
-
 /// Transmit state.
 pub(super) struct TxState {
     pub(super) framer: TxFramer,
@@ -42,28 +35,64 @@ pub(super) struct TxState {
     /// Largest ULPDU to send.
     pub(super) max_ulpdu: u16,
     pub(super) active: bool,
+    /// The message under way, if TCP has not taken all of it yet.
+    pub(super) cur: Option<Outbound>,
 }
 
 impl Qp {
+    /// The transmit work: sends what is due, in order (a TERMINATE, the RTR,
+    /// Read Responses, then the send queue), until everything is sent or
+    /// TCP's send buffer is full. It never waits: the socket's write-space
+    /// callback queues it again. A peer that stops reading fails the QP by
+    /// TCP's user timeout (see [`Qp::connection_lost`]).
     pub(super) fn tx_run(self: Arc<Self>) {
-        let Some(sock) = self.socket() else { return };
         let mut tx = self.tx.lock();
-        if !tx.active {
-            return;
-        }
+        let sock = match self.socket() {
+            Some(s) if tx.active => s,
+            // Closed: a message under way is given up (its regions released).
+            _ => {
+                tx.cur = None;
+                return;
+            }
+        };
         loop {
-            // A TERMINATE to send ends the connection.
+            if tx.cur.is_some() {
+                match self.send_current(&mut tx, &sock) {
+                    Ok(Progress::Blocked) => return,
+                    Ok(Progress::Stopped) => tx.cur = None,
+                    Ok(Progress::Sent(f)) => {
+                        tx.cur = None;
+                        match f {
+                            Finish::Complete(slot) => self.finish_send(slot, SRNIC_WC_SUCCESS),
+                            Finish::ReadResponse => self.rx.lock().engine.read_response_sent(),
+                            Finish::Terminate => {
+                                tx.active = false;
+                                drop(tx);
+                                self.close_socket(false);
+                                self.report_pending();
+                                return;
+                            }
+                            Finish::ReadRequest | Finish::Rtr => {}
+                        }
+                    }
+                    Err(e) => {
+                        tx.cur = None;
+                        drop(tx);
+                        return self.tx_failed(&sock, e);
+                    }
+                }
+                continue;
+            }
+            // Nothing under way: what is next?
             let (life, term, await_rtr, rtr) = {
                 let mut c = self.conn.lock();
                 (c.life, c.term_to_send.take(), c.await_rtr, c.send_rtr.take())
             };
+            // A TERMINATE to send ends the connection.
             if let Some(t) = term {
-                let _ = self.send_message(&mut tx, &sock, WorkRequest::Terminate(t), Payload::None);
-                tx.active = false;
-                drop(tx);
-                self.close_socket(false);
-                self.report_pending();
-                return;
+                let m = Outbound::new(WorkRequest::Terminate(t), &mut tx.queues, Source::None, Finish::Terminate);
+                tx.cur = Some(m);
+                continue;
             }
             if life.is_over() {
                 tx.active = false;
@@ -87,10 +116,8 @@ impl Qp {
                     RtrMode::Send => WorkRequest::Send { op: SendOp::Send, inval_stag: 0, len: 0 },
                     RtrMode::Write => WorkRequest::Write { stag: 1, to: 0, len: 0 },
                 };
-                if let Err(e) = self.send_message(&mut tx, &sock, wr, Payload::None) {
-                    drop(tx);
-                    return self.tx_failed(e);
-                }
+                let m = Outbound::new(wr, &mut tx.queues, Source::None, Finish::Rtr);
+                tx.cur = Some(m);
                 continue;
             }
             if await_rtr {
@@ -99,49 +126,69 @@ impl Qp {
             // Read Responses first: the peer is waiting for them.
             let inbound = self.conn.lock().irq.pop_value();
             if let Some(ir) = inbound {
-                match self.send_read_response(&mut tx, &sock, ir) {
-                    Ok(()) => {}
-                    Err(ReadResponseError::Source(t)) => {
+                match self.read_response(ir) {
+                    Ok((wr, source)) => {
+                        let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse);
+                        tx.cur = Some(m);
+                        continue;
+                    }
+                    Err(t) => {
                         drop(tx);
                         self.fail(Failure::Detected(t));
                         return;
                     }
-                    // Like any other send: the connection is gone.
-                    Err(ReadResponseError::Socket(e)) => {
-                        drop(tx);
-                        return self.tx_failed(e);
-                    }
                 }
-                continue;
             }
-            match self.send_next(&mut tx, &sock) {
-                Ok(true) => continue,
-                Ok(false) => return,
-                Err(e) => {
-                    drop(tx);
-                    return self.tx_failed(e);
-                }
+            if !self.start_next(&mut tx) {
+                return;
             }
         }
     }
 
-    pub(super) fn tx_failed(self: &Arc<Self>, e: Error) {
-        // The socket failed under us: the connection is gone.
-        pr_info!("QP {}: transmit failed ({:?}): disconnected\n", self.handle, e);
-        self.disconnected();
+    /// Sends as much of the message under way as TCP takes.
+    fn send_current(&self, tx: &mut TxState, sock: &TcpSocket) -> Result<Progress> {
+        let TxState { framer, max_ulpdu, cur, .. } = tx;
+        let Some(m) = cur.as_mut() else { return Ok(Progress::Stopped) };
+        let mut fr = Framing { framer, max_ulpdu: *max_ulpdu };
+        let finish = m.finish();
+        let max_inline = self.caps.max_inline as usize;
+        let inline = |slot: usize, at: usize, dst: &mut [u8]| -> Result {
+            let sq = self.sq.lock();
+            let from = slot.checked_mul(max_inline).and_then(|b| b.checked_add(at)).ok_or(EINVAL)?;
+            dst.copy_from_slice(sq.inline.get(from..from + dst.len()).ok_or(EINVAL)?);
+            Ok(())
+        };
+        // Between FPDUs, a message gives way to a TERMINATE or a closing
+        // connection (its work request is flushed); the TERMINATE itself does not.
+        let stop = || {
+            let c = self.conn.lock();
+            finish != Finish::Terminate && (c.term_to_send.is_some() || c.life.is_over())
+        };
+        let sent = |payload: usize| {
+            stats::TX_BYTES.fetch_add(payload as u64, Ordering::Relaxed);
+            stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);
+            self.tx_bytes.fetch_add(payload as u64, Ordering::Relaxed);
+        };
+        m.send(sock, &mut fr, &inline, &stop, &sent)
     }
 
-    /// Transmits the next posted send request; `Ok(false)` when there is none
-    /// (or it must wait: ORD full or a fence).
-    pub(super) fn send_next(self: &Arc<Self>, tx: &mut TxState, sock: &TcpSocket) -> Result<bool> {
+    /// The socket failed under a send: the connection is gone.
+    pub(super) fn tx_failed(self: &Arc<Self>, sock: &TcpSocket, e: Error) {
+        pr_info!("QP {}: transmit failed ({:?})\n", self.handle, e);
+        self.connection_lost(sock);
+    }
+
+    /// Starts the next posted send request; `false` when there is none (or
+    /// it must wait: ORD full or a fence).
+    fn start_next(self: &Arc<Self>, tx: &mut TxState) -> bool {
         let (slot, wqe, sges) = {
             let sq = self.sq.lock();
             let (Some(slot), Some(&w)) = (sq.wqes.slot(sq.sent), sq.wqes.get(sq.sent)) else {
-                return Ok(false);
+                return false;
             };
             // A fence waits for every earlier Read to complete.
             if w.fence && (0..sq.sent).any(|k| sq.wqes.get(k).is_some_and(|e| e.state == WqeState::Reading)) {
-                return Ok(false);
+                return false;
             }
             let mut sges: [Sge; limits::MAX_SGE] = Default::default();
             for (i, s) in sq.sges.of(slot)[..w.nsge].iter().enumerate() {
@@ -149,7 +196,8 @@ impl Qp {
             }
             (slot, w, sges)
         };
-        let (wr, payload) = match wqe.opcode as u32 {
+        let n = wqe.nsge;
+        let (wr, source, finish) = match wqe.opcode as u32 {
             SRNIC_WR_RDMA_READ => {
                 // At most one sink SGE (post_send collapsed contiguous ones); none
                 // for a zero-length Read.
@@ -163,10 +211,10 @@ impl Qp {
                 };
                 match self.rx.lock().engine.post_read(entry) {
                     Ok(()) => {}
-                    Err(crate::proto::rdmap::engine::OrdError::Full) => return Ok(false),
-                    Err(crate::proto::rdmap::engine::OrdError::NoReads) => {
+                    Err(OrdError::Full) => return false,
+                    Err(OrdError::NoReads) => {
                         self.finish_send(slot, SRNIC_WC_LOC_QP_OP_ERR);
-                        return Ok(true);
+                        return true;
                     }
                 }
                 if let Some(w) = self.sq.lock().wqes.at_mut(slot) {
@@ -180,12 +228,14 @@ impl Qp {
                         src_stag: wqe.rkey,
                         src_to: wqe.remote_addr,
                     }),
-                    Payload::None,
+                    Source::None,
+                    Finish::ReadRequest,
                 )
             }
             SRNIC_WR_RDMA_WRITE => (
                 WorkRequest::Write { stag: wqe.rkey, to: wqe.remote_addr, len: wqe.len },
-                Payload::Sges(&sges[..wqe.nsge]),
+                Source::Sges { sges, n },
+                Finish::Complete(slot),
             ),
             op => {
                 let sop = match op {
@@ -196,17 +246,16 @@ impl Qp {
                 };
                 (
                     WorkRequest::Send { op: sop, inval_stag: wqe.inv_stag, len: wqe.len },
-                    Payload::Sges(&sges[..wqe.nsge]),
+                    Source::Sges { sges, n },
+                    Finish::Complete(slot),
                 )
             }
         };
-        let payload = if wqe.inline { Payload::Inline(slot) } else { payload };
+        let source = if wqe.inline { Source::Inline(slot) } else { source };
         self.sq.lock().mark_sent(slot);
-        self.send_message(tx, sock, wr, payload)?;
-        if wqe.opcode as u32 != SRNIC_WR_RDMA_READ {
-            self.finish_send(slot, SRNIC_WC_SUCCESS);
-        }
-        Ok(true)
+        let m = Outbound::new(wr, &mut tx.queues, source, finish);
+        tx.cur = Some(m);
+        true
     }
 
     pub(super) fn finish_send(&self, slot: usize, status: u32) {
@@ -220,132 +269,31 @@ impl Qp {
         self.complete_sends();
     }
 
-    /// Answers an inbound Read Request from the local source region.
-    pub(super) fn send_read_response(
-        self: &Arc<Self>,
-        tx: &mut TxState,
-        sock: &TcpSocket,
-        ir: InboundRead,
-    ) -> Result<(), ReadResponseError> {
+    /// The Read Response that answers an inbound Read Request from the local
+    /// source region, or the TERMINATE that refuses it.
+    fn read_response(&self, ir: InboundRead) -> Result<(WorkRequest, Source), Terminate> {
         let req = ir.req;
-        let src = if req.read_size == 0 {
-            None
+        let source = if req.read_size == 0 {
+            Source::None
         } else {
             let mr = self.mrs.lookup(req.src_stag).ok_or(StagError::InvalidStag).and_then(|mr| {
                 mr.check(self.pd_id(), req.src_to, u64::from(req.read_size), Need::RemoteRead)
                     .map(|()| mr)
             });
             match mr {
-                Ok(mr) => Some(mr),
-                Err(e) => return Err(ReadResponseError::Source(read_source_terminate(ir.msn, req, e))),
+                Ok(mr) => {
+                    let mut sges: [Sge; limits::MAX_SGE] = Default::default();
+                    sges[0] = Sge { mr: Some(mr), addr: req.src_to, len: req.read_size };
+                    Source::Sges { sges, n: 1 }
+                }
+                Err(e) => return Err(read_source_terminate(ir.msn, req, e)),
             }
-        };
-        let one;
-        let payload = match &src {
-            Some(mr) => {
-                one = [Sge { mr: Some(mr.clone()), addr: req.src_to, len: req.read_size }];
-                Payload::Sges(&one)
-            }
-            None => Payload::None,
         };
         let wr = WorkRequest::ReadResponse {
             sink_stag: req.sink_stag,
             sink_to: req.sink_to,
             len: req.read_size,
         };
-        self.send_message(tx, sock, wr, payload).map_err(ReadResponseError::Socket)?;
-        self.rx.lock().engine.read_response_sent();
-        Ok(())
+        Ok((wr, source))
     }
-
-    /// Segments and sends one message.
-    pub(super) fn send_message(&self, tx: &mut TxState, sock: &TcpSocket, wr: WorkRequest, payload: Payload<'_>) -> Result {
-        let crc = KernelCrc32c;
-        let mut msg = OutboundMessage::new(wr, &mut tx.queues);
-        let max = tx.max_ulpdu;
-        let mut hdr = [0u8; crate::proto::rdmap::MAX_HDR_LEN];
-        while let Some(seg) = msg.next_segment(max) {
-            let hlen = seg.header.emit(&mut hdr).ok_or(EINVAL)?;
-            let last_seg = seg.payload_offset + u32::from(seg.payload_len) >= wr.payload_len();
-            let crc_on = tx.framer.crc_on();
-            let mut fpdu = tx.framer.fpdu(&hdr[..hlen], seg.payload_len).map_err(|_| EINVAL)?;
-            loop {
-                match fpdu.next(&crc).map_err(|_| EINVAL)? {
-                    TxStep::Head(c) | TxStep::Marker(c) => sock.send(&[c.as_slice()], true)?,
-                    TxStep::Payload { offset, len } => {
-                        let at = seg.payload_offset as usize + usize::from(offset);
-                        self.for_payload(&payload, at, usize::from(len), |piece| {
-                            if crc_on {
-                                fpdu.feed_payload(&crc, piece).map_err(|_| EINVAL)?;
-                            }
-                            sock.send(&[piece], true)
-                        })?;
-                        stats::TX_BYTES.fetch_add(u64::from(len), Ordering::Relaxed);
-                        self.tx_bytes.fetch_add(u64::from(len), Ordering::Relaxed);
-                    }
-                    // The FPDU's last bytes end a TCP record (see `establish`).
-                    TxStep::Trailer(c) => sock.send_record(&[c.as_slice()], !last_seg)?,
-                    TxStep::Done => break,
-                }
-            }
-            stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(())
-    }
-
-    /// Calls `f` with the pieces of message bytes `[at, at + len)` of `payload`.
-    pub(super) fn for_payload(
-        &self,
-        payload: &Payload<'_>,
-        at: usize,
-        len: usize,
-        mut f: impl FnMut(&[u8]) -> Result,
-    ) -> Result {
-        match payload {
-            Payload::None => {
-                if len == 0 {
-                    Ok(())
-                } else {
-                    Err(EINVAL)
-                }
-            }
-            Payload::Inline(slot) => {
-                let sq = self.sq.lock();
-                let base = slot * self.caps.max_inline as usize;
-                let data = sq.inline.get(base + at..base + at + len).ok_or(EINVAL)?;
-                // Copied out of the lock: the slot is ours until it completes.
-                let mut tmp = [0u8; limits::MAX_INLINE];
-                tmp[..len].copy_from_slice(data);
-                drop(sq);
-                f(&tmp[..len])
-            }
-            Payload::Sges(sges) => {
-                let mut pos = 0usize;
-                let mut cur = at;
-                let end = at + len;
-                for s in sges.iter() {
-                    let s_end = pos + s.len as usize;
-                    if cur < s_end && cur < end {
-                        let n = (s_end - cur).min(end - cur);
-                        let mr = s.mr.as_ref().ok_or(EINVAL)?;
-                        mr.read_pieces(s.addr + (cur - pos) as u64, n, &mut f)?;
-                        cur += n;
-                    }
-                    pos = s_end;
-                }
-                if cur == end {
-                    Ok(())
-                } else {
-                    Err(EINVAL)
-                }
-            }
-        }
-    }
-}
-
-/// Where a message's payload comes from.
-pub(super) enum Payload<'a> {
-    None,
-    Inline(usize),
-    Sges(&'a [Sge]),
 }

@@ -27,6 +27,11 @@ abi_enum! {
         RemAccessErr = SRNIC_WC_REM_ACCESS_ERR => "remote access error",
         /// The peer failed the operation.
         RemOpErr = SRNIC_WC_REM_OP_ERR => "remote operation error",
+        /// No answer from the peer in time (RMPP retries, or an iWARP peer
+        /// that stopped reading or acknowledging).
+        RetryExcErr = SRNIC_WC_RETRY_EXC_ERR => "transport retry counter exceeded",
+        /// RMPP: the sender aborted the message, or it was reclaimed.
+        RemAbortErr = SRNIC_WC_REM_ABORT_ERR => "remote abort error",
         /// Fatal error.
         FatalErr = SRNIC_WC_FATAL_ERR => "fatal error",
         /// Any other error.
@@ -164,6 +169,8 @@ mod tests {
             (9, WcStatus::RemInvReqErr),
             (10, WcStatus::RemAccessErr),
             (11, WcStatus::RemOpErr),
+            (12, WcStatus::RetryExcErr),
+            (16, WcStatus::RemAbortErr),
             (17, WcStatus::FatalErr),
             (21, WcStatus::GeneralErr),
         ];
@@ -171,7 +178,7 @@ mod tests {
             assert_eq!(WcStatus::from(v), s);
             assert_eq!(u32::from(s), v);
         }
-        for v in [3u32, 6, 12, 22, 1000, u32::MAX] {
+        for v in [3u32, 6, 13, 22, 1000, u32::MAX] {
             assert_eq!(WcStatus::from(v), WcStatus::Unknown(v));
             assert_eq!(u32::from(WcStatus::from(v)), v);
         }

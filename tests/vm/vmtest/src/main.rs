@@ -16,6 +16,7 @@ mod memlock;
 mod remote_access;
 mod rmpp_perm;
 mod solicited;
+mod stall;
 mod stress;
 mod util;
 
@@ -155,6 +156,25 @@ enum Cmd {
         #[arg(short = 't', long, default_value_t = 120)]
         timeout: u64,
     },
+    /// A peer requests a large RDMA READ and never reads its socket: the
+    /// server's other QP keeps moving data, the stuck QP fails after the
+    /// stall timeout with its work requests flushed.
+    Stall {
+        #[command(flatten)]
+        net: Net,
+        /// Bytes of the READ the stalled peer requests.
+        #[arg(long, default_value_t = 16 << 20)]
+        size: usize,
+        /// The module's tx_stall_timeout_ms (server).
+        #[arg(long, default_value_t = 30000)]
+        stall_ms: u64,
+        /// Written once the QP is stuck and the second QP moved its data (server).
+        #[arg(long)]
+        ready: Option<std::path::PathBuf>,
+        /// Written once the stuck QP failed (server).
+        #[arg(long)]
+        errored: Option<std::path::PathBuf>,
+    },
     /// RMPP endpoints need CAP_NET_RAW and srnic's EtherType.
     RmppPerm {
         /// The netdev.
@@ -258,6 +278,22 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
         ),
         Cmd::FileMem => budget::run_file(c),
         Cmd::Memcg { cgroup, timeout } => budget::run_memcg(c, cgroup, *timeout),
+        Cmd::Stall {
+            net,
+            size,
+            stall_ms,
+            ready,
+            errored,
+        } => stall::run(
+            &Env::new(net)?,
+            c,
+            &stall::Opts {
+                size: *size,
+                stall_ms: *stall_ms,
+                ready: ready.clone(),
+                errored: errored.clone(),
+            },
+        ),
         Cmd::RmppPerm { ifname, nid, uid } => rmpp_perm::run(c, ifname, *nid, *uid),
     }
 }

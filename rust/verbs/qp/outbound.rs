@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A message on its way out: a work request segmented into FPDUs, one FPDU
+//! staged at a time and handed to TCP as far as its send buffer takes it.
+//!
+//! Transmit never waits for the peer. An FPDU is staged whole before its first
+//! byte goes out (framing bytes and inline payload copied into [`Staged`], the
+//! rest described as ranges of the message's payload, the CRC computed over
+//! all of it), then handed to TCP with non-blocking sends straight from the
+//! pinned pages. When TCP takes only part of it, the rest stays staged and the
+//! socket's write-space callback resumes the transmit work, which finishes the
+//! FPDU before anything else: an FPDU cut short would leave the peer unable to
+//! parse the stream.
+
+use super::Sge;
+use crate::{
+    proto::{
+        mpa::tx::{TxFramer, TxStep},
+        rdmap::{
+            tx::{OutboundMessage, WorkRequest},
+            MAX_HDR_LEN,
+        },
+    },
+    sys::{
+        crc::KernelCrc32c,
+        socket::{SendList, TcpSocket},
+    },
+    verbs::limits,
+};
+use kernel::prelude::*;
+
+/// Staged bytes per FPDU: the framing (length field and header with a
+/// leading marker, at most one marker per 512 bytes of the largest FPDU, pad,
+/// CRC) and inline payload.
+const STAGE_BYTES: usize = 512;
+/// Parts per FPDU: a framing run and a payload range for each marker
+/// interval of the largest FPDU ([`limits::FPDU_BUDGET`] / 512), and the
+/// head and trailer.
+const MAX_PARTS: usize = 2 * (limits::FPDU_BUDGET / 512) + 4;
+
+/// What ends when a message's last byte went to TCP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Finish {
+    /// The SEND or WRITE in this send-queue slot completes.
+    Complete(usize),
+    /// An RDMA Read Request: its work request completes with the response.
+    ReadRequest,
+    /// A Read Response: one inbound Read is answered.
+    ReadResponse,
+    /// A TERMINATE: the connection closes next.
+    Terminate,
+    /// The RTR message of peer-to-peer start-up.
+    Rtr,
+}
+
+/// Where a message's payload comes from. Owned, as the message outlives the
+/// transmit work that started it: the regions stay referenced (and their pages
+/// pinned) until the message is sent or abandoned.
+pub(super) enum Source {
+    /// No payload.
+    None,
+    /// The inline bytes of this send-queue slot.
+    Inline(usize),
+    /// The first `n` elements, in order.
+    Sges { sges: [Sge; limits::MAX_SGE], n: usize },
+}
+
+impl Source {
+    /// Calls `f` with the mapped pieces of message bytes `[at, at + len)`.
+    fn read_pieces(&self, at: usize, len: usize, mut f: impl FnMut(&[u8]) -> Result) -> Result {
+        self.walk(at, len, |sge, addr, n| sge.mr.as_ref().ok_or(EINVAL)?.read_pieces(addr, n, &mut f))
+    }
+
+    /// Adds the page slices of message bytes `[at, at + len)` to `list`
+    /// (`ENOSPC` when it fills up part way).
+    fn push_pages<'a>(&'a self, at: usize, len: usize, list: &mut SendList<'a>) -> Result {
+        self.walk(at, len, |sge, addr, n| {
+            sge.mr.as_ref().ok_or(EINVAL)?.page_slices(addr, n, |p| list.push_page(p))
+        })
+    }
+
+    /// Calls `f(sge, address, length)` for the pieces of each element that
+    /// hold message bytes `[at, at + len)`.
+    fn walk<'a>(&'a self, at: usize, len: usize, mut f: impl FnMut(&'a Sge, u64, usize) -> Result) -> Result {
+        let Source::Sges { sges, n } = self else {
+            return if len == 0 { Ok(()) } else { Err(EINVAL) };
+        };
+        let end = at.checked_add(len).ok_or(EINVAL)?;
+        let (mut pos, mut cur) = (0usize, at);
+        for s in sges.get(..*n).ok_or(EINVAL)? {
+            let s_end = pos + s.len as usize;
+            if cur < s_end && cur < end {
+                let k = (s_end - cur).min(end - cur);
+                f(s, s.addr + (cur - pos) as u64, k)?;
+                cur += k;
+            }
+            pos = s_end;
+        }
+        if cur == end {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
+}
+
+/// One part of a staged FPDU, in wire order.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    /// Staged bytes `start..start + len`.
+    Bytes { start: u16, len: u16 },
+    /// Message payload bytes `at..at + len`, sent from the source's pages.
+    Payload { at: u32, len: u16 },
+}
+
+impl Part {
+    fn len(&self) -> usize {
+        match *self {
+            Part::Bytes { len, .. } | Part::Payload { len, .. } => usize::from(len),
+        }
+    }
+}
+
+/// One FPDU ready to go, and how much of it TCP has taken.
+pub(super) struct Staged {
+    bytes: [u8; STAGE_BYTES],
+    nbytes: usize,
+    parts: [Part; MAX_PARTS],
+    nparts: usize,
+    /// The FPDU's length on the wire, and the bytes of it TCP took.
+    total: usize,
+    sent: usize,
+    /// Payload bytes in the FPDU (counted as sent once all of it is).
+    payload: usize,
+    /// More FPDUs of the same message follow (`MSG_MORE`).
+    more: bool,
+}
+
+impl Staged {
+    fn new() -> Self {
+        Self {
+            bytes: [0; STAGE_BYTES],
+            nbytes: 0,
+            parts: [Part::Bytes { start: 0, len: 0 }; MAX_PARTS],
+            nparts: 0,
+            total: 0,
+            sent: 0,
+            payload: 0,
+            more: false,
+        }
+    }
+
+    fn clear(&mut self, more: bool) {
+        self.nbytes = 0;
+        self.nparts = 0;
+        self.total = 0;
+        self.sent = 0;
+        self.payload = 0;
+        self.more = more;
+    }
+
+    fn push_part(&mut self, p: Part) -> Result {
+        // Framing bytes that follow framing bytes extend the run.
+        if let (Part::Bytes { len, .. }, Some(Part::Bytes { len: last, .. })) =
+            (p, self.nparts.checked_sub(1).and_then(|i| self.parts.get_mut(i)))
+        {
+            *last += len;
+        } else {
+            *self.parts.get_mut(self.nparts).ok_or(EINVAL)? = p;
+            self.nparts += 1;
+        }
+        self.total += p.len();
+        Ok(())
+    }
+
+    /// Stages `b` (framing bytes).
+    fn push_bytes(&mut self, b: &[u8]) -> Result {
+        self.stage_with(b.len(), |d| {
+            d.copy_from_slice(b);
+            Ok(())
+        })
+    }
+
+    /// Stages `len` bytes that `fill` writes (inline payload).
+    fn stage_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> Result) -> Result {
+        let start = self.nbytes;
+        let end = start.checked_add(len).ok_or(EINVAL)?;
+        fill(self.bytes.get_mut(start..end).ok_or(EINVAL)?)?;
+        self.nbytes = end;
+        self.push_part(Part::Bytes {
+            start: u16::try_from(start).map_err(|_| EINVAL)?,
+            len: u16::try_from(len).map_err(|_| EINVAL)?,
+        })
+    }
+
+    /// Hands what is left of the FPDU to TCP; returns whether all of it went
+    /// (otherwise TCP's send buffer is full: wait for write space).
+    fn push(&mut self, sock: &TcpSocket, source: &Source) -> Result<bool> {
+        while self.sent < self.total {
+            let mut list = SendList::new();
+            let mut skip = self.sent;
+            for p in self.parts.get(..self.nparts).ok_or(EINVAL)? {
+                let plen = p.len();
+                if skip >= plen {
+                    skip -= plen;
+                    continue;
+                }
+                let r = match *p {
+                    Part::Bytes { start, len } => {
+                        let b = self.bytes.get(usize::from(start)..usize::from(start) + usize::from(len));
+                        list.push_bytes(b.ok_or(EINVAL)?.get(skip..).unwrap_or(&[]))
+                    }
+                    Part::Payload { at, len } => {
+                        source.push_pages(at as usize + skip, usize::from(len) - skip, &mut list)
+                    }
+                };
+                skip = 0;
+                match r {
+                    Ok(()) if !list.is_full() => {}
+                    Ok(()) => break,
+                    // The list filled up inside the part: send what it holds.
+                    Err(e) if e == ENOSPC => break,
+                    Err(e) => return Err(e),
+                }
+            }
+            let want = list.len();
+            let last = self.sent + want == self.total;
+            let n = sock.send_list(&list, !last || self.more, last)?;
+            self.sent += n;
+            if n < want {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// A message being sent: its segmentation state, payload source, the FPDU
+/// staged now, and what its end finishes.
+pub(super) struct Outbound {
+    msg: OutboundMessage,
+    /// Payload bytes of the whole message.
+    len: u32,
+    source: Source,
+    finish: Finish,
+    staged: Staged,
+}
+
+/// How far [`Outbound::send`] got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Progress {
+    /// All of the message went to TCP.
+    Sent(Finish),
+    /// TCP's send buffer is full: the write-space callback resumes it.
+    Blocked,
+    /// Between two FPDUs `stop` said to give the message up.
+    Stopped,
+}
+
+/// Transmit state that `Outbound` works on: the MPA framer (stream position
+/// for markers) and the largest ULPDU.
+pub(super) struct Framing<'a> {
+    pub(super) framer: &'a mut TxFramer,
+    pub(super) max_ulpdu: u16,
+}
+
+impl Outbound {
+    /// Starts `wr` with payload from `source`, taking the next MSN of its
+    /// queue from `queues`.
+    pub(super) fn new(
+        wr: WorkRequest,
+        queues: &mut crate::proto::ddp::TxQueues,
+        source: Source,
+        finish: Finish,
+    ) -> Self {
+        Self {
+            msg: OutboundMessage::new(wr, queues),
+            len: wr.payload_len(),
+            source,
+            finish,
+            staged: Staged::new(),
+        }
+    }
+
+    /// What the message's end finishes.
+    pub(super) fn finish(&self) -> Finish {
+        self.finish
+    }
+
+    /// Sends as much of the message as TCP takes. `inline(slot, at, dst)`
+    /// copies inline payload bytes; `stop()` is asked between FPDUs whether to
+    /// give the message up; `sent(payload)` is told of every FPDU that went out
+    /// whole.
+    pub(super) fn send(
+        &mut self,
+        sock: &TcpSocket,
+        fr: &mut Framing<'_>,
+        inline: &dyn Fn(usize, usize, &mut [u8]) -> Result,
+        stop: &dyn Fn() -> bool,
+        sent: &dyn Fn(usize),
+    ) -> Result<Progress> {
+        loop {
+            if !self.staged.push(sock, &self.source)? {
+                return Ok(Progress::Blocked);
+            }
+            if self.staged.total != 0 {
+                sent(self.staged.payload);
+                self.staged.clear(false);
+            }
+            if stop() {
+                return Ok(Progress::Stopped);
+            }
+            if !self.stage_next(fr, inline)? {
+                return Ok(Progress::Sent(self.finish));
+            }
+        }
+    }
+
+    /// Stages the next FPDU; `false` when the message has none left.
+    fn stage_next(&mut self, fr: &mut Framing<'_>, inline: &dyn Fn(usize, usize, &mut [u8]) -> Result) -> Result<bool> {
+        let Some(seg) = self.msg.next_segment(fr.max_ulpdu) else {
+            return Ok(false);
+        };
+        let crc = KernelCrc32c;
+        let mut hdr = [0u8; MAX_HDR_LEN];
+        let hlen = seg.header.emit(&mut hdr).ok_or(EINVAL)?;
+        let seg_end = seg.payload_offset + u32::from(seg.payload_len);
+        let crc_on = fr.framer.crc_on();
+        let mut fpdu = fr.framer.fpdu(hdr.get(..hlen).ok_or(EINVAL)?, seg.payload_len).map_err(|_| EINVAL)?;
+        let st = &mut self.staged;
+        st.clear(seg_end < self.len);
+        st.payload = usize::from(seg.payload_len);
+        loop {
+            match fpdu.next(&crc).map_err(|_| EINVAL)? {
+                TxStep::Head(c) | TxStep::Marker(c) | TxStep::Trailer(c) => st.push_bytes(c.as_slice())?,
+                TxStep::Payload { offset, len } => {
+                    let at = seg.payload_offset as usize + usize::from(offset);
+                    let n = usize::from(len);
+                    if let Source::Inline(slot) = self.source {
+                        let start = st.nbytes;
+                        st.stage_with(n, |d| inline(slot, at, d))?;
+                        if crc_on {
+                            let b = st.bytes.get(start..start + n).ok_or(EINVAL)?;
+                            fpdu.feed_payload(&crc, b).map_err(|_| EINVAL)?;
+                        }
+                    } else {
+                        if crc_on {
+                            self.source
+                                .read_pieces(at, n, |piece| fpdu.feed_payload(&crc, piece).map_err(|_| EINVAL))?;
+                        }
+                        st.push_part(Part::Payload { at: u32::try_from(at).map_err(|_| EINVAL)?, len })?;
+                    }
+                }
+                TxStep::Done => break,
+            }
+        }
+        Ok(true)
+    }
+}
