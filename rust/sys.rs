@@ -12,6 +12,7 @@ pub mod errno;
 pub mod gfp;
 pub mod global;
 pub mod miscdev;
+pub mod module_ref;
 pub mod netdev;
 pub mod pages;
 pub mod param;

@@ -8,7 +8,8 @@
 //! (exactly: bytes behind it belong to the QP's first FPDU) and feeds it to
 //! the initiator's state machine. A timer bounds the whole start-up
 //! (`CONNECT_TIMEOUT_MS` plus `REPLY_TIMEOUT_MS`). A QP destroyed meanwhile
-//! ends it at the next step.
+//! closes the socket (`Qp::teardown`), which ends it at once: the peer sees
+//! the close, and nothing is left. It holds the module while it lives.
 
 use crate::{
     iwarp::{
@@ -23,6 +24,7 @@ use crate::{
     },
     sys::{
         errno::{econnaborted, econnrefused, eproto, etimedout},
+        module_ref::ModuleRef,
         socket::{Attached, SocketEvent, SocketEvents, SockAddrV4, TcpSocket},
         timer::{Timer, TimerTarget},
         wq,
@@ -65,6 +67,8 @@ pub(crate) struct Outgoing {
     timer: Timer<Outgoing>,
     #[pin]
     work: Work<Outgoing>,
+    /// It may outlive its QP's file (until its socket is closed).
+    _module: ModuleRef,
 }
 
 impl_has_work! {
@@ -100,11 +104,15 @@ impl Outgoing {
                 }, "srnic_outgoing"),
                 timer,
                 work <- new_work!("srnic_outgoing"),
+                _module: ModuleRef::new(),
             }),
             GFP_KERNEL,
         )?;
-        let attached = Attached::new(sock, this.clone())?;
+        let attached = Attached::new(sock.clone(), this.clone())?;
         this.inner.lock().sock = Some(attached);
+        // Destroying the QP closes this socket, which ends the start-up at
+        // once (its state change queues the work, which finds the QP gone).
+        this.qp.set_startup_socket(sock);
         if let Err(e) = this.timer.arm(&this, (CONNECT_TIMEOUT_MS + REPLY_TIMEOUT_MS) as u32) {
             // Closes the socket; the caller reports the failure.
             drop(this.take_socket());

@@ -71,6 +71,10 @@ void srnic_mm_uncharge(struct mm_struct *mm, unsigned long npages);
 long srnic_pin_user_pages(unsigned long start, unsigned long npages, bool write, struct page **pages);
 void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirty);
 
+/* rust/sys/module_ref.rs: references on srnic.ko */
+void srnic_module_get(void);
+void srnic_module_put(void);
+
 /* rust/sys/param.rs: module parameters */
 unsigned int srnic_param_file_mem_mib(void);
 unsigned int srnic_param_mpa_request_timeout_ms(void);

@@ -62,6 +62,9 @@ pub(crate) struct Conn {
     pub(super) await_rtr: bool,
     /// Initiator in peer-to-peer mode: the RTR message to send first.
     pub(super) send_rtr: Option<RtrMode>,
+    /// While connecting as initiator: the start-up's socket, closed by
+    /// [`Qp::teardown`] so that a destroyed QP's start-up ends at once.
+    startup: Option<Arc<TcpSocket>>,
 }
 
 impl Conn {
@@ -79,6 +82,7 @@ impl Conn {
             irq: Ring::new(filled(limits::MAX_IRD, InboundRead::EMPTY)?),
             await_rtr: false,
             send_rtr: None,
+            startup: None,
         })
     }
 }
@@ -151,6 +155,7 @@ impl Qp {
                 c.mpa_flags = est.mpa_flags;
                 c.neg = Some(neg);
                 c.sock = Some(attached);
+                c.startup = None;
                 None
             }
         };
@@ -165,6 +170,18 @@ impl Qp {
         Ok(())
     }
 
+    /// Records the socket of the connection start-up under way (see
+    /// [`Conn::startup`]); a QP destroyed already closes it at once.
+    pub(crate) fn set_startup_socket(&self, sock: Arc<TcpSocket>) {
+        let mut c = self.conn.lock();
+        if c.life.is_destroyed() {
+            drop(c);
+            sock.shutdown(true);
+        } else {
+            c.startup = Some(sock);
+        }
+    }
+
     /// Whether the QP is still waiting for its connection (not destroyed).
     pub(crate) fn is_connecting(&self) -> bool {
         self.conn.lock().life.state() == State::Connecting
@@ -174,7 +191,9 @@ impl Qp {
     /// may be reported (not for a QP destroyed meanwhile: its handle may
     /// already name another QP).
     pub(crate) fn connect_failed(&self) -> bool {
-        self.conn.lock().life.connect_failed().is_ok()
+        let mut c = self.conn.lock();
+        c.startup = None;
+        c.life.connect_failed().is_ok()
     }
 
     /// The socket, if connected.
@@ -296,8 +315,18 @@ impl Qp {
 
     /// Tears the QP down (destroy or file release): no events, no completions.
     pub(crate) fn teardown(&self) {
-        self.conn.lock().life.destroy();
+        let startup = {
+            let mut c = self.conn.lock();
+            c.life.destroy();
+            c.startup.take()
+        };
+        // A start-up under way ends now (reset: the peer sees the close).
+        if let Some(s) = startup {
+            s.shutdown(true);
+        }
         self.close_socket(false);
+        // A message under way holds its regions: give it up.
+        self.tx.lock().cur = None;
         // Release the memory regions the queues still reference.
         let mut sq = self.sq.lock();
         sq.sges.release_all();
