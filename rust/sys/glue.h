@@ -32,7 +32,7 @@ void srnic_misc_deregister(struct miscdevice *misc);
 /* rust/sys/waitqueue.rs */
 void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);
 
-/* rust/sys/socket.rs: kernel TCP sockets (IPv4, initial network namespace) */
+/* rust/sys/socket.rs: TCP sockets (IPv4, the caller's network namespace) */
 struct socket;
 int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out);
 int srnic_sock_connect(__be32 addr, u16 port, struct socket **out);
@@ -86,7 +86,7 @@ u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
 /* rust/sys/wq.rs */
 struct workqueue_struct *srnic_alloc_wq(const char *name);
 
-/* rust/sys/netdev.rs: raw Ethernet ports (Sandia RMPP), initial namespace */
+/* rust/sys/netdev.rs: raw Ethernet ports (Sandia RMPP), the caller's namespace */
 struct srnic_port;
 struct sk_buff;
 enum srnic_port_counter {

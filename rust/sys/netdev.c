@@ -9,6 +9,8 @@
 #include <linux/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/netdevice.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
 #include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <linux/unaligned.h>
@@ -99,7 +101,16 @@ static void srnic_port_timer_fn(struct timer_list *t)
 }
 
 /*
- * Attaches to the netdev named ifname in the initial network namespace for
+ * The network namespace of the calling process: netdevs are looked up by name
+ * there (only in the caller's context, the ioctls that create endpoints).
+ */
+static struct net *srnic_caller_net(void)
+{
+	return current->nsproxy->net_ns;
+}
+
+/*
+ * Attaches to the netdev named ifname in the caller's network namespace for
  * frames of ethertype addressed to nid. Until srnic_port_close(), notify(owner)
  * may be called from softirq context at any time.
  */
@@ -114,7 +125,7 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 		*err = -ENOMEM;
 		return NULL;
 	}
-	dev = netdev_get_by_name(&init_net, ifname, &p->tracker, GFP_KERNEL);
+	dev = netdev_get_by_name(srnic_caller_net(), ifname, &p->tracker, GFP_KERNEL);
 	if (!dev) {
 		kfree(p);
 		*err = -ENODEV;
@@ -280,13 +291,13 @@ bool srnic_net_admin(void)
 
 /*
  * Whether the calling task may send and receive raw frames on the netdev named
- * ifname (initial namespace): CAP_NET_RAW in the user namespace that owns the
+ * ifname (in its network namespace): CAP_NET_RAW in the user namespace that owns the
  * netdev's network namespace, as for an AF_PACKET socket there. 0, -EPERM or
  * -ENODEV.
  */
 int srnic_netdev_net_raw(const char *ifname)
 {
-	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+	struct net_device *dev = dev_get_by_name(srnic_caller_net(), ifname);
 	int r;
 
 	if (!dev)
@@ -297,12 +308,12 @@ int srnic_netdev_net_raw(const char *ifname)
 }
 
 /*
- * The interface index of the netdev named ifname (initial namespace), or
+ * The interface index of the netdev named ifname (caller's namespace), or
  * -ENODEV; its MTU in *mtu.
  */
 int srnic_netdev_info(const char *ifname, unsigned int *mtu)
 {
-	struct net_device *dev = dev_get_by_name(&init_net, ifname);
+	struct net_device *dev = dev_get_by_name(srnic_caller_net(), ifname);
 	int i;
 
 	if (!dev)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Raw Ethernet ports: frames of one EtherType on one netdev (initial network
-//! namespace), for Sandia RMPP.
+//! Raw Ethernet ports: frames of one EtherType on one netdev (of the network
+//! namespace of the process that creates the endpoint), for Sandia RMPP.
 //!
 //! A [`Port`] registers a `packet_type` handler on the netdev and owns a timer.
 //! Both run in softirq context and do only two things: the handler filters
@@ -99,7 +99,8 @@ pub(crate) fn net_raw(ifname: &CStr) -> Result {
     Ok(())
 }
 
-/// The interface index and MTU of the netdev `ifname` in the initial namespace.
+/// The interface index and MTU of the netdev `ifname` in the caller's network
+/// namespace.
 pub(crate) fn netdev_info(ifname: &CStr) -> Result<(i32, u32)> {
     let mut mtu: c_uint = 0;
     // SAFETY: `ifname` is NUL-terminated; `mtu` is a valid place for the result.

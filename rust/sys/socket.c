@@ -10,7 +10,6 @@
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
-#include <net/net_namespace.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -24,13 +23,26 @@ static void srnic_sin(struct sockaddr_in *sin, __be32 addr, u16 port)
 	sin->sin_port = htons(port);
 }
 
+/*
+ * The one creation prologue: a TCP socket of the calling process, in its
+ * network namespace (which the socket holds) and made with its credentials:
+ * the LSM's socket_create hooks see the caller, the socket's owner (sk_uid)
+ * and cgroup (cgroup BPF bind and connect programs, netfilter's owner
+ * match) are the caller's. Called only in the caller's context (the LISTEN
+ * and CONNECT ioctls); accepted sockets inherit from their listener.
+ */
+static int srnic_sock_new(struct socket **out)
+{
+	return sock_create(AF_INET, SOCK_STREAM, IPPROTO_TCP, out);
+}
+
 int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
 {
 	struct sockaddr_in sin;
 	struct socket *s;
 	int err;
 
-	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
+	err = srnic_sock_new(&s);
 	if (err)
 		return err;
 	sock_set_reuseaddr(s->sk);
@@ -56,7 +68,7 @@ int srnic_sock_connect(__be32 addr, u16 port, struct socket **out)
 	struct socket *s;
 	int err;
 
-	err = sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP, &s);
+	err = srnic_sock_new(&s);
 	if (err)
 		return err;
 	srnic_sin(&sin, addr, port);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Kernel TCP sockets (IPv4, in the initial network namespace). Every call is
+//! Kernel TCP sockets (IPv4, in the network namespace of the process that made
+//! them, with its credentials: see `srnic_sock_new` in socket.c). Every call is
 //! non-blocking: connect, accept, send and receive return at once, and the
 //! socket's callbacks tell when to try again.
 //!
