@@ -9,6 +9,7 @@
 
 mod budget;
 mod destroy_connecting;
+mod destroy_race;
 mod flood;
 mod invalidate;
 mod many_qps;
@@ -175,6 +176,39 @@ enum Cmd {
         #[arg(long)]
         errored: Option<std::path::PathBuf>,
     },
+    /// A QP's connection ended at a random moment (connecting, accepting,
+    /// established with data moving) by destroying the QP, closing the file
+    /// or killing the process, many times: nothing is left, the server sees
+    /// every connection end.
+    DestroyRace {
+        #[command(flatten)]
+        net: Net,
+        /// Rounds (client).
+        #[arg(long, default_value_t = 30)]
+        rounds: u32,
+        /// The random seed.
+        #[arg(long, default_value_t = 0x5eed)]
+        seed: u64,
+        /// Largest random delay in milliseconds.
+        #[arg(long, default_value_t = 40)]
+        max_delay_ms: u64,
+    },
+    /// The child of destroy-race's "kill the process" rounds (internal).
+    #[command(hide = true)]
+    RaceChild {
+        /// The server's address.
+        #[arg(long)]
+        to: String,
+        /// Its RDMA port.
+        #[arg(short = 'p', long)]
+        port: u16,
+        /// SENDs to post once connected.
+        #[arg(long, default_value_t = 0)]
+        sends: u32,
+        /// Wait for the connection before posting.
+        #[arg(long)]
+        wait_established: bool,
+    },
     /// RMPP endpoints need CAP_NET_RAW and srnic's EtherType.
     RmppPerm {
         /// The netdev.
@@ -294,6 +328,26 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
                 errored: errored.clone(),
             },
         ),
+        Cmd::DestroyRace {
+            net,
+            rounds,
+            seed,
+            max_delay_ms,
+        } => destroy_race::run(
+            &Env::new(net)?,
+            c,
+            &destroy_race::Opts {
+                rounds: *rounds,
+                seed: *seed,
+                max_delay_ms: *max_delay_ms,
+            },
+        ),
+        Cmd::RaceChild {
+            to,
+            port,
+            sends,
+            wait_established,
+        } => destroy_race::child(to, *port, *wait_established, *sends),
         Cmd::RmppPerm { ifname, nid, uid } => rmpp_perm::run(c, ifname, *nid, *uid),
     }
 }
