@@ -223,6 +223,10 @@ impl Staged {
                 }
             }
             let want = list.len();
+            if want == 0 {
+                // Parts shorter than `total` says: a bug, not a reason to spin.
+                return Err(EINVAL);
+            }
             let last = self.sent + want == self.total;
             let n = sock.send_list(&list, !last || self.more, last)?;
             self.sent += n;
