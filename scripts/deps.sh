@@ -16,6 +16,8 @@ PACKAGES=(
 	# Peers, tools and independent checks used inside the VMs and on the host.
 	iproute2 iperf3 tshark
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+	# rdma-core's headers, which the stand-ins of tools/rdma-compat are built against.
+	libibverbs-dev librdmacm-dev
 )
 
 missing=()

@@ -194,12 +194,16 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	struct ibv_context *ctx = cq->context;
 	int ret;
 
-	/* rdma-core's order: the kernel object first (EBUSY while QPs use it). */
-	ret = srnic_destroy_cq(c->scq);
-	if (ret)
-		return -ret;
+	/* The event thread must be done with the CQ before libsrnic frees it;
+	 * if srnic refuses (EBUSY while QPs use it), the CQ is watched again. */
 	if (c->watching)
 		srnic_compat_remove_watcher(ctx, &c->watcher);
+	ret = srnic_destroy_cq(c->scq);
+	if (ret) {
+		if (c->watching)
+			srnic_compat_add_watcher(ctx, &c->watcher);
+		return -ret;
+	}
 	if (cq->channel) {
 		compat_channel_purge(to_cch(cq->channel), c);
 		pthread_mutex_lock(&ctx->mutex);

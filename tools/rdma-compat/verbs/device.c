@@ -23,8 +23,10 @@
 #include <unistd.h>
 #include "compat.h"
 
-/* The device node libsrnic opens (srnic_open with a NULL path). */
+/* The device node libsrnic opens by default; $SRNIC_DEVICE (set by `srnic exec
+ * -d PATH`) names another. */
 #define SRNIC_DEV_PATH "/dev/srnic"
+#define SRNIC_DEVICE_ENV "SRNIC_DEVICE"
 /* One port, numbered from 1 as in rdma-core. */
 #define COMPAT_PORT 1
 /* One GID (the MAC) and one P_Key (the default) per port. */
@@ -110,6 +112,13 @@ __be64 compat_mac_to_guid(const uint8_t mac[6])
 	return guid;
 }
 
+static const char *compat_dev_path(void)
+{
+	const char *p = getenv(SRNIC_DEVICE_ENV);
+
+	return p && *p ? p : SRNIC_DEV_PATH;
+}
+
 struct ibv_device **ibv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list = calloc(2, sizeof(*list));
@@ -120,7 +129,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 		return NULL;
 	}
 	/* rdma-core lists devices the caller may not be able to open, too. */
-	if (access(SRNIC_DEV_PATH, F_OK) == 0)
+	if (access(compat_dev_path(), F_OK) == 0)
 		list[n++] = &compat_device;
 	if (num_devices)
 		*num_devices = n;
@@ -171,7 +180,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = srnic_open(NULL, &c->sctx);
+	ret = srnic_open(compat_dev_path(), &c->sctx);
 	if (ret)
 		goto err_free;
 	c->attr.size = sizeof(c->attr);

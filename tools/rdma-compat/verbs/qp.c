@@ -43,7 +43,6 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	struct srnic_qp_init_attr sa = { 0 };
 	struct compat_qp *qp;
 	int ret;
-
 	/* iWARP (RFC 5040) has only reliable connected QPs; srnic has no SRQ. */
 	if (attr->qp_type != IBV_QPT_RC || attr->srq)
 		return compat_null(EOPNOTSUPP);
@@ -91,12 +90,16 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct compat_qp *q = to_cqp(qp);
+	struct srnic_compat_watcher *w = q->cm_watcher;
 	int ret;
 
+	/* The event thread must be done with the QP before libsrnic frees it. */
 	srnic_compat_set_qp_watcher(qp, NULL);
 	ret = srnic_destroy_qp(q->sqp);
-	if (ret)
+	if (ret) {
+		srnic_compat_set_qp_watcher(qp, w);
 		return -ret;
+	}
 	pthread_mutex_destroy(&qp->mutex);
 	pthread_cond_destroy(&qp->cond);
 	free(q);
@@ -122,7 +125,6 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	struct compat_qp *q = to_cqp(qp);
 	struct srnic_query_qp s = { .size = sizeof(s) };
 	int ret;
-
 	(void)attr_mask;	/* rdma-core providers fill everything, too */
 	ret = srnic_query_qp(q->sqp, &s);
 	if (ret)
@@ -156,7 +158,6 @@ int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	struct compat_qp *q = to_cqp(qp);
 	struct srnic_query_qp s = { .size = sizeof(s) };
 	int ret;
-
 	if (attr_mask & ~(IBV_QP_STATE | COMPAT_QP_IGNORED_MASK))
 		return EOPNOTSUPP;	/* IBV_QP_ALT_PATH, IBV_QP_PATH_MIG_STATE, ... */
 	if (!(attr_mask & IBV_QP_STATE))
