@@ -71,9 +71,7 @@ struct compat_cq {
 struct compat_qp {
 	struct ibv_qp qp;
 	struct srnic_qp *sqp;
-	uint32_t max_send_sge;
-	uint32_t max_recv_sge;
-	uint32_t max_inline;
+	struct ibv_qp_cap cap;			/* as granted at creation */
 	/* Set by the librdmacm stand-in; ibv_destroy_qp removes it first. */
 	struct srnic_compat_watcher *cm_watcher;
 };

@@ -70,9 +70,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	attr->cap.max_send_sge = sa.max_send_sge;
 	attr->cap.max_recv_sge = sa.max_recv_sge;
 	attr->cap.max_inline_data = sa.max_inline_data;
-	qp->max_send_sge = sa.max_send_sge;
-	qp->max_recv_sge = sa.max_recv_sge;
-	qp->max_inline = sa.max_inline_data;
+	qp->cap = attr->cap;
 	qp->qp.context = pd->context;
 	qp->qp.qp_context = attr->qp_context;
 	qp->qp.pd = pd;
@@ -139,9 +137,7 @@ int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 	attr->max_rd_atomic = (uint8_t)(s.ord > UINT8_MAX ? UINT8_MAX : s.ord);
 	attr->max_dest_rd_atomic = (uint8_t)(s.ird > UINT8_MAX ? UINT8_MAX : s.ird);
 	attr->port_num = 1;
-	attr->cap.max_send_sge = q->max_send_sge;
-	attr->cap.max_recv_sge = q->max_recv_sge;
-	attr->cap.max_inline_data = q->max_inline;
+	attr->cap = q->cap;
 	if (init_attr) {
 		memset(init_attr, 0, sizeof(*init_attr));
 		init_attr->qp_context = qp->qp_context;
