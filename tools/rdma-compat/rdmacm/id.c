@@ -394,8 +394,13 @@ static int cma_started(struct cma_id *id, int ret, const struct srnic_conn_info 
 		id->closed = true;
 		cma_queue_event(id, NULL, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED, NULL, 0, 0, 0);
 	} else if (ret != -ETIMEDOUT) {
+		/* libsrnic may have read other objects' events into its queues
+		 * while it waited: let the event thread look at them. */
+		srnic_compat_kick(id->id.verbs);
 		return cma_fail(-ret);
 	}
+	/* Installing the watcher wakes the event thread, which also finds what
+	 * libsrnic queued meanwhile. */
 	id->qp_watch.poll = cma_qp_watch;
 	srnic_compat_set_qp_watcher(id->id.qp, &id->qp_watch);
 	return cma_wait_sync(id, RDMA_CM_EVENT_ESTABLISHED);
