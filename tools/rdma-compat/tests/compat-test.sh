@@ -34,10 +34,12 @@ run_nodev() {
 	rm -f "$outf"
 }
 
-# The programs resolve to the stand-ins, not to rdma-core.
+# The programs resolve to the stand-ins, not to rdma-core. (ldd's output is
+# taken whole first: grep -q would end the pipe early, and pipefail would
+# count ldd's SIGPIPE as a failure.)
+deps=$(LD_LIBRARY_PATH="$dir" ldd /usr/bin/ib_write_bw)
 for lib in libibverbs.so.1 librdmacm.so.1 libmlx5.so.1 libefa.so.1; do
-	LD_LIBRARY_PATH="$dir" ldd /usr/bin/ib_write_bw | grep -q "$lib => $dir/$lib" ||
-		bad "ib_write_bw does not load $dir/$lib"
+	grep -q "$lib => $dir/$lib" <<<"$deps" || bad "ib_write_bw does not load $dir/$lib"
 done
 
 out=$(SRNIC_DEVICE=/nonexistent/srnic LD_LIBRARY_PATH="$dir" ibv_devices)
