@@ -383,13 +383,16 @@ static int cma_conn_param(const struct rdma_conn_param *p, struct srnic_conn_par
 }
 
 /* What connect/accept do with srnic's answer: 0 established at once,
- * -ETIMEDOUT under way (the watcher reports), else a failure. */
-static int cma_started(struct cma_id *id, int ret, const struct srnic_conn_info *info)
+ * -ETIMEDOUT under way (the watcher reports), else a failure. Only the active
+ * side's ESTABLISHED carries private data: the acceptor's. */
+static int cma_started(struct cma_id *id, int ret, const struct srnic_conn_info *info,
+		       bool active)
 {
 	if (ret == 0) {
 		id->connected = true;
 		cma_queue_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, info->private_data,
-				info->private_data_len, cma_u8(info->ird), cma_u8(info->ord));
+				active ? info->private_data_len : 0, cma_u8(info->ird),
+				cma_u8(info->ord));
 	} else if (ret == -ECONNREFUSED) {
 		id->closed = true;
 		cma_queue_event(id, NULL, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED, NULL, 0, 0, 0);
@@ -426,7 +429,7 @@ int rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *param)
 		return cma_fail(ret);
 	memset(&info, 0, sizeof(info));
 	ret = srnic_connect(srnic_compat_sqp(rid->qp), &rid->route.addr.dst_addr, &sp, 0, &info);
-	return cma_started(id, ret, &info);
+	return cma_started(id, ret, &info, true);
 }
 
 int rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *param)
@@ -449,7 +452,7 @@ int rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *param)
 	id->req = NULL;		/* srnic_accept consumes it in every case */
 	memset(&info, 0, sizeof(info));
 	ret = srnic_accept(req, srnic_compat_sqp(rid->qp), &sp, 0, &info);
-	return cma_started(id, ret, &info);
+	return cma_started(id, ret, &info, false);
 }
 
 int rdma_reject(struct rdma_cm_id *rid, const void *private_data, uint8_t len)

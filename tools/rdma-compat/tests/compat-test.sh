@@ -6,7 +6,7 @@
 #  2. on the mock device (DIR/mock: the libibverbs stand-in linked against
 #     tests/mock_srnic.c, SRNIC_DEVICE pointing at an existing file),
 #     ibv_devices and ibv_devinfo list srnic0 as an iWARP device, and
-#     verbs_smoke passes.
+#     verbs_smoke and cm_smoke (the librdmacm stand-in over the mock) pass.
 #
 #   tools/rdma-compat/tests/compat-test.sh DIR
 set -euo pipefail
@@ -64,6 +64,9 @@ for want in 'hca_id:.*srnic0' 'transport:.*iWARP' 'link_layer:.*Ethernet' 'atomi
 	grep -q "$want" <<<"$out" || bad "ibv_devinfo -v on the mock lacks /$want/"
 done
 "${mock[@]}" "$dir/verbs_smoke" || bad "verbs_smoke failed"
+# The librdmacm stand-in from DIR, the mock libibverbs before it.
+SRNIC_DEVICE=/dev/null LD_LIBRARY_PATH="$dir/mock:$dir" timeout "$timeout_s" "$dir/cm_smoke" ||
+	bad "cm_smoke failed"
 
 if [ "$fail" = 0 ]; then
 	echo "compat-test: OK"
