@@ -48,6 +48,7 @@ struct cma_id {
 
 	/* The QP's connection events, once connect/accept started. */
 	struct srnic_compat_watcher qp_watch;
+	bool active;			/* rdma_connect (else rdma_accept) */
 	bool connected, closed;
 
 	/* What rdma_create_qp made for the id and rdma_destroy_id frees. */

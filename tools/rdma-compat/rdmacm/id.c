@@ -319,33 +319,48 @@ int rdma_listen(struct rdma_cm_id *rid, int backlog)
 	return 0;
 }
 
+/* The rdma_cm event of a failed connection attempt, as the kernel's iWARP CM
+ * reports srnic's status: refused or reset is REJECTED, a timeout UNREACHABLE. */
+static enum rdma_cm_event_type cma_connect_failure(int status)
+{
+	switch (status) {
+	case -ECONNREFUSED:
+	case -ECONNRESET: return RDMA_CM_EVENT_REJECTED;
+	case -ETIMEDOUT: return RDMA_CM_EVENT_UNREACHABLE;
+	default: return RDMA_CM_EVENT_CONNECT_ERROR;
+	}
+}
+
 /* QP watcher: srnic's connection events of the id's QP as rdma_cm events. */
 static void cma_qp_watch(struct srnic_compat_watcher *w)
 {
 	struct cma_id *id = (struct cma_id *)((char *)w - offsetof(struct cma_id, qp_watch));
 	struct srnic_qp *sqp = srnic_compat_sqp(id->id.qp);
-	struct srnic_query_qp q = { .size = sizeof(q) };
+	struct srnic_conn_info info;
+	int32_t status;
 	int t;
 
-	while ((t = srnic_wait_qp_event(sqp, 0)) >= 0) {
+	memset(&info, 0, sizeof(info));
+	while ((t = srnic_wait_qp_event_info(sqp, 0, &info, &status)) >= 0) {
 		switch (t) {
 		case SRNIC_EVENT_ESTABLISHED:
-			srnic_query_qp(sqp, &q);
 			id->connected = true;
-			/* srnic_wait_qp_event() reports the type only: the
-			 * peer's private data of a late ESTABLISHED is lost. */
-			cma_queue_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
-					cma_u8(q.ird), cma_u8(q.ord));
+			/* The active side gets the acceptor's private data. */
+			cma_queue_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, info.private_data,
+					id->active ? info.private_data_len : 0, cma_u8(info.ird),
+					cma_u8(info.ord));
 			break;
 		case SRNIC_EVENT_REJECTED:
 			id->closed = true;
-			cma_queue_event(id, NULL, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED, NULL, 0,
-					0, 0);
+			cma_queue_event(id, NULL, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED,
+					info.private_data, info.private_data_len, 0, 0);
 			break;
 		case SRNIC_EVENT_CONNECT_ERROR:
 			id->closed = true;
-			cma_queue_event(id, NULL, RDMA_CM_EVENT_CONNECT_ERROR, -ECONNABORTED, NULL,
-					0, 0, 0);
+			if (status >= 0)
+				status = -ECONNABORTED;
+			cma_queue_event(id, NULL, cma_connect_failure(status), status, NULL, 0, 0,
+					0);
 			break;
 		case SRNIC_EVENT_DISCONNECTED:
 		case SRNIC_EVENT_QP_ERROR:
@@ -388,12 +403,15 @@ static int cma_conn_param(const struct rdma_conn_param *p, struct srnic_conn_par
 static int cma_started(struct cma_id *id, int ret, const struct srnic_conn_info *info,
 		       bool active)
 {
+	id->active = active;
 	if (ret == 0) {
 		id->connected = true;
 		cma_queue_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, info->private_data,
 				active ? info->private_data_len : 0, cma_u8(info->ird),
 				cma_u8(info->ord));
 	} else if (ret == -ECONNREFUSED) {
+		/* The peer's reject was read at once (its private data with it:
+		 * srnic_connect does not hand that out). */
 		id->closed = true;
 		cma_queue_event(id, NULL, RDMA_CM_EVENT_REJECTED, -ECONNREFUSED, NULL, 0, 0, 0);
 	} else if (ret != -ETIMEDOUT) {

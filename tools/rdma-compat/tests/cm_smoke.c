@@ -142,8 +142,11 @@ static void async_connection(void)
 	CHECK(ibv_post_recv(sid->qp, &rwr, &rbad) == 0);
 	cp.private_data = "world";
 	CHECK(rdma_accept(sid, &cp) == 0);
-	CHECK(expect_event(chs, RDMA_CM_EVENT_ESTABLISHED, NULL) == 0);
-	CHECK(expect_event(chc, RDMA_CM_EVENT_ESTABLISHED, NULL) == 0);
+	/* The acceptor's private data reaches the active side only. */
+	CHECK(expect_event(chs, RDMA_CM_EVENT_ESTABLISHED, &ev) == 0 &&
+	      ev.param.conn.private_data_len == 0);
+	CHECK(expect_event(chc, RDMA_CM_EVENT_ESTABLISHED, &ev) == 0 &&
+	      ev.param.conn.private_data_len == 5 && ev.param.conn.initiator_depth == 1);
 
 	/* A SEND, its completion announced on the client's channel. */
 	cmr = ibv_reg_mr(cpd, cbuf, sizeof(cbuf), IBV_ACCESS_LOCAL_WRITE);

@@ -574,3 +574,17 @@ int srnic_wait_qp_event(struct srnic_qp *qp, int t)
 	pthread_mutex_unlock(&mock_lock);
 	return ret;
 }
+
+int srnic_wait_qp_event_info(struct srnic_qp *qp, int t, struct srnic_conn_info *i, int32_t *status)
+{
+	int ret = srnic_wait_qp_event(qp, t);
+
+	if (ret == SRNIC_EVENT_ESTABLISHED && i) {
+		pthread_mutex_lock(&mock_lock);
+		*i = qp->info;
+		pthread_mutex_unlock(&mock_lock);
+	}
+	if (status)
+		*status = 0;
+	return ret;
+}
