@@ -17,6 +17,8 @@ struct compat_channel {
 
 void compat_set_ops(struct ibv_context_ops *ops);
 void compat_stop_thread(struct compat_context *c);
+/* After a close that failed: the objects left keep their events coming. */
+void compat_restart_thread(struct compat_context *c);
 void compat_pick_interface(uint8_t mac[6], uint32_t *mtu, bool *up);
 __be64 compat_mac_to_guid(const uint8_t mac[6]);
 /* Queues one event of cq on its channel (the event thread, or an arm that

@@ -222,11 +222,14 @@ int ibv_close_device(struct ibv_context *ctx)
 	struct compat_context *c = to_cctx(ctx);
 	int ret;
 
+	/* The event thread uses the libsrnic context: it stops first. */
 	compat_stop_thread(c);
 	ret = srnic_close(c->sctx);
-	if (ret)
-		/* Objects are left; rdma-core closes anyway, srnic cannot. */
+	if (ret) {
+		/* Objects are left (EBUSY): rdma-core closes anyway, srnic cannot. */
+		compat_restart_thread(c);
 		return -ret;
+	}
 	close(c->wake_fd);
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);

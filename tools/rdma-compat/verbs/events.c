@@ -110,6 +110,15 @@ void compat_stop_thread(struct compat_context *c)
 	}
 }
 
+void compat_restart_thread(struct compat_context *c)
+{
+	pthread_mutex_lock(&c->watch_lock);
+	c->stopping = false;
+	if (c->watchers && !c->thread_started)
+		c->thread_started = pthread_create(&c->thread, NULL, compat_event_thread, c) == 0;
+	pthread_mutex_unlock(&c->watch_lock);
+}
+
 struct srnic_context *srnic_compat_sctx(struct ibv_context *ctx)
 {
 	return to_cctx(ctx)->sctx;
