@@ -6,9 +6,8 @@
 # rdma-compat.rst), srnic on both sides:
 #  - ibv_devices and ibv_devinfo -v list srnic0: iWARP transport, Ethernet link
 #    layer, no atomics, max_qp_wr and max_cqe as `srnic info` reports them;
-#  - rping -V (server on the peer, client here) with 64, 4096 and 65535 bytes,
-#    20 pings each (1000 in check-long): the client verifies every echo, the
-#    server every READ;
+#  - rping (server on the peer, client here with -V: it verifies every echo)
+#    with 64, 4096 and 65535 bytes, 20 pings each (1000 in check-long);
 #  - rdma_server/rdma_client (synchronous rdma_cm endpoints, rdma_get_request,
 #    rdma_get_send_comp/rdma_get_recv_comp over completion channels);
 #  - ucmatose (asynchronous rdma_cm, its own CQs, 10 SENDs each way).
@@ -37,9 +36,10 @@ expect_eq "max_cqe" "$(field max_cqe)" "$(echo "$info" | sed -n 's/^max_cqe: \([
 
 port=7380
 for size in 64 4096 65535; do
-	peer_bg rping_srv "srnic exec -- rping -s -a $PEER -p $port -C $N -S $size -V"
+	# As in siw_rping_server: the server serves until the client disconnects.
+	peer_bg rping_srv "srnic exec -- timeout 1500 rping -s -a $PEER -p $port -S $size"
 	wait_listen "$port" peer || fail "rping -s did not listen (size $size)"
-	cli=$(timeout 600 srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
+	cli=$(timeout 1500 srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
 	rc=$?
 	echo "$cli"
 	srv=$(peer_wait rping_srv 600)
@@ -48,10 +48,13 @@ for size in 64 4096 65535; do
 	echo "$srv"
 	expect_eq "rping -c exit status (size $size)" "$rc" 0
 	expect_eq "rping -s exit status (size $size)" "$src" 0
-	# rping exits 0 even when a ping fails midway: it must print nothing
-	# but the final disconnect.
+	# rping exits 0 even when a ping fails midway: each side must print
+	# nothing but its disconnect (the server may also be between two pings).
 	check "rping -c printed only its disconnect (size $size)" \
 		sh -c '! echo "$1" | grep -v -e "^client DISCONNECT EVENT\.\.\.$" | grep -q .' _ "$cli"
+	check "rping -s printed only its disconnect (size $size)" \
+		sh -c '! echo "$1" | grep -v -e "^server DISCONNECT EVENT\.\.\.$" \
+			-e "^wait for RDMA_READ_ADV state 10$" | grep -q .' _ "$srv"
 	port=$((port + 1))
 done
 
