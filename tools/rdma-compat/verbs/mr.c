@@ -1,40 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Protection domains and memory regions: ibv_alloc_pd, ibv_dealloc_pd,
- * ibv_reg_mr, ibv_reg_mr_iova2, ibv_dereg_mr. */
+/* Memory regions: ibv_reg_mr, ibv_reg_mr_iova, ibv_reg_mr_iova2, ibv_dereg_mr,
+ * ibv_rereg_mr. */
 #include <stdlib.h>
 #include "compat.h"
 
-/* Access bits srnic has a counterpart for; IBV_ACCESS_LOCAL_WRITE is implied by
- * the remote write bit, as in rdma-core. */
+/* Access bits srnic has a counterpart for (SRNIC_ACCESS_*). Remote write needs
+ * local write, as the verbs require. */
 #define COMPAT_ACCESS_SUPPORTED \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
-
-struct ibv_pd *ibv_alloc_pd(struct ibv_context *ctx)
-{
-	struct compat_pd *pd = calloc(1, sizeof(*pd));
-	int ret;
-
-	if (!pd)
-		return compat_null(ENOMEM);
-	ret = srnic_alloc_pd(to_cctx(ctx)->sctx, &pd->spd);
-	if (ret) {
-		free(pd);
-		return compat_null(-ret);
-	}
-	pd->pd.context = ctx;
-	return &pd->pd;
-}
-
-int ibv_dealloc_pd(struct ibv_pd *pd)
-{
-	struct compat_pd *p = (struct compat_pd *)pd;
-	int ret = srnic_dealloc_pd(p->spd);
-
-	if (ret)
-		return -ret;
-	free(p);
-	return 0;
-}
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
 				unsigned int access)
