@@ -65,6 +65,16 @@ static inline struct cma_channel *to_cch(struct rdma_event_channel *ch)
 	return (struct cma_channel *)ch;
 }
 
+/* A new id on channel (NULL: a synchronous id with a private channel). */
+int cma_alloc_id(struct rdma_event_channel *channel, struct cma_id **out, void *context,
+		 enum rdma_port_space ps);
+
+/* srnic's 32-bit IRD/ORD in rdma_conn_param's 8-bit fields. */
+static inline uint8_t cma_u8(uint32_t v)
+{
+	return v > UINT8_MAX ? UINT8_MAX : (uint8_t)v;
+}
+
 /* The device context every id shares (opened once, kept while loaded). */
 struct ibv_context *cma_verbs(void);
 /* Queues an event for id on its channel. */
