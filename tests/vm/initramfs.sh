@@ -64,8 +64,13 @@ trap 'rm -rf "$root" "$compat"' EXIT
 "$SRNIC_TOP/scripts/compat.sh" build "$compat"
 mkdir -p "$root/usr/lib/srnic/rdma-compat"
 cp "$compat"/*.so.1 "$root/usr/lib/srnic/rdma-compat/"
+# Their own libraries (glibc, libgcc_s), resolved as `srnic exec` will: with
+# the stand-ins first, which are already in place.
 for l in "$compat"/*.so.1; do
-	copy_libs "$l"
+	LD_LIBRARY_PATH="$compat" ldd "$l" | grep -o '/[^ ]*' | grep -v "^$compat/" | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
 done
 
 cp "$ko" "$root/srnic/srnic.ko"
