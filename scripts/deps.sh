@@ -32,7 +32,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "need root to install packages (or install them yourself): ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	apt-get install -y -q --no-install-recommends --no-remove "${missing[@]}"
 fi
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
