@@ -5,6 +5,8 @@
 #   make KDIR=/path      build srnic.ko against another Rust-enabled 6.12 build tree
 #   make deps            install the Debian packages and bindgen (idempotent)
 #   make uapi            regenerate uapi/src/generated.rs from uapi/srnic.h
+#   make compat          build the rdma-core stand-ins (libibverbs.so.1, librdmacm.so.1,
+#                        ...) into build/rdma-compat; `srnic exec -- PROGRAM` uses them
 #   make kernel          build the cached test kernels (VARIANT=debug|plain)
 #   make check           every test: host tests, lints, module build, a short fuzz
 #                        run of every target, VM tests
@@ -23,7 +25,7 @@ LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
 
-.PHONY: all modules clean deps uapi kernel check check-host check-module check-long fuzz-smoke fuzz vm-test demo
+.PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz vm-test demo
 
 all: modules
 
@@ -40,6 +42,9 @@ deps:
 uapi: deps
 	scripts/gen-uapi.sh
 
+compat: deps
+	scripts/compat.sh build
+
 kernel: deps
 	scripts/kernel.sh $(VARIANT)
 
@@ -54,6 +59,7 @@ check-host: deps
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet
+	scripts/compat.sh check
 
 check-module: deps
 	scripts/module.sh "$$(scripts/kernel.sh debug)" build/debug/module >/dev/null

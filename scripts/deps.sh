@@ -16,6 +16,8 @@ PACKAGES=(
 	# Peers, tools and independent checks used inside the VMs and on the host.
 	iproute2 iperf3 tshark
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+	# rdma-core's headers, which the stand-ins of tools/rdma-compat are built against.
+	libibverbs-dev librdmacm-dev
 )
 
 missing=()
@@ -30,7 +32,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "need root to install packages (or install them yourself): ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q --no-install-recommends "${missing[@]}"
+	apt-get install -y -q --no-install-recommends --no-remove "${missing[@]}"
 fi
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then

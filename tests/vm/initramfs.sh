@@ -30,11 +30,13 @@ copy_libs() {
 }
 
 # Debian binaries: iproute2's ip, tc (netem needs the real tc) and rdma (siw
-# links), rdma-core's rping, ucmatose and ibv_devices and perftest's latency and
-# bandwidth tools (the siw peer).
+# links), rdma-core's rping, ucmatose, ibv_devices, ibv_devinfo, rdma_server and
+# rdma_client and perftest's latency and bandwidth tools (the siw peer, and
+# srnic itself through the stand-ins: cases rdma_compat*).
 host_bins=(/usr/bin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping /usr/bin/ucmatose
 	/usr/bin/ibv_devices /usr/bin/ib_send_lat /usr/bin/ib_write_lat /usr/bin/ib_read_lat
-	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw)
+	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw
+	/usr/bin/ibv_devinfo /usr/bin/rdma_server /usr/bin/rdma_client)
 for b in "${host_bins[@]}"; do
 	[ -x "$b" ] || b=$(command -v "$(basename "$b")")
 	rm -f "$root/bin/$(basename "$b")"
@@ -54,6 +56,22 @@ for l in /lib/x86_64-linux-gnu/libgcc_s.so.1; do
 done
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/siw.driver "$root/etc/libibverbs.d/"
+
+# The rdma-core stand-ins (tools/rdma-compat) where `srnic exec` looks for
+# them; rdma-core's own libraries above stay for the siw peer.
+compat=$(mktemp -d)
+trap 'rm -rf "$root" "$compat"' EXIT
+"$SRNIC_TOP/scripts/compat.sh" build "$compat"
+mkdir -p "$root/usr/lib/srnic/rdma-compat"
+cp "$compat"/*.so.1 "$root/usr/lib/srnic/rdma-compat/"
+# Their own libraries (glibc, libgcc_s), resolved as `srnic exec` will: with
+# the stand-ins first, which are already in place.
+for l in "$compat"/*.so.1; do
+	LD_LIBRARY_PATH="$compat" ldd "$l" | grep -o '/[^ ]*' | grep -v "^$compat/" | while read -r lib; do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+done
 
 cp "$ko" "$root/srnic/srnic.ko"
 cp "$tools"/* "$root/bin/"

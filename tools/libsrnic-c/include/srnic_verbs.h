@@ -180,6 +180,14 @@ int srnic_connect(struct srnic_qp *qp, const struct sockaddr *addr,
 int srnic_disconnect(struct srnic_qp *qp, uint32_t flags);
 /* Waits for the next event of qp; returns its SRNIC_EVENT_* type, or -ETIMEDOUT. */
 int srnic_wait_qp_event(struct srnic_qp *qp, int timeout_ms);
+/*
+ * srnic_wait_qp_event with what the event carries: info (if not NULL) gets its
+ * addresses, IRD/ORD, MPA flags and private data (ESTABLISHED: the peer's
+ * accept or request, REJECTED: the reject's), status (if not NULL) its status
+ * (CONNECT_ERROR: -errno; else 0).
+ */
+int srnic_wait_qp_event_info(struct srnic_qp *qp, int timeout_ms, struct srnic_conn_info *info,
+			     int32_t *status);
 /* Waits for SRNIC_EVENT_DISCONNECTED on qp: 0 or -ETIMEDOUT. */
 int srnic_wait_disconnected(struct srnic_qp *qp, int timeout_ms);
 

@@ -893,6 +893,39 @@ pub unsafe extern "C" fn srnic_wait_qp_event(qp: *mut srnic_qp, timeout_ms: c_in
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn srnic_wait_qp_event_info(
+    qp: *mut srnic_qp,
+    timeout_ms: c_int,
+    info: *mut srnic_conn_info,
+    status: *mut i32,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_create_qp.
+        let Some(e) = unsafe { obj(qp) }?.0.wait_event(timeout(timeout_ms))? else {
+            return Err(Errno(libc::ETIMEDOUT));
+        };
+        if !info.is_null() {
+            // SAFETY: non-NULL; the caller provides a writable structure.
+            let i = unsafe { out(info) }?;
+            fill_info(
+                i,
+                e.local,
+                e.remote,
+                e.ird,
+                e.ord,
+                e.mpa_flags.0,
+                &e.private_data,
+            );
+        }
+        if !status.is_null() {
+            // SAFETY: non-NULL; the caller provides a writable int.
+            *unsafe { out(status) }? = e.status;
+        }
+        Ok(u32::from(e.kind) as c_int)
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn srnic_wait_disconnected(qp: *mut srnic_qp, timeout_ms: c_int) -> c_int {
     guard(|| {
         // SAFETY: a handle from srnic_create_qp.
@@ -931,6 +964,10 @@ mod tests {
                 -libc::EINVAL
             );
             assert_eq!(srnic_wait_cq(ptr::null_mut(), 0), -libc::EINVAL);
+            assert_eq!(
+                srnic_wait_qp_event_info(ptr::null_mut(), 0, ptr::null_mut(), ptr::null_mut()),
+                -libc::EINVAL
+            );
             assert_eq!(
                 srnic_post_send(ptr::null_mut(), ptr::null(), 0, ptr::null_mut()),
                 -libc::EINVAL

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 any error (device, connection, error completion,
 //! timeout), 2 bad command line, 3 data that did not verify.
 
+mod exec;
 mod ping;
 mod rmpp;
 mod rping;
@@ -145,6 +146,18 @@ enum Cmd {
     /// rdma-core's ucmatose (one connection), compatible on the wire: the server
     /// SENDs COUNT messages, the client SENDs COUNT back, the server disconnects.
     Ucmatose(UcmatoseArgs),
+    /// Run an unmodified rdma-core program (rping, ibv_devinfo, ib_write_bw -R,
+    /// ...) on srnic: puts the libibverbs/librdmacm stand-ins first on
+    /// LD_LIBRARY_PATH, names the device in SRNIC_DEVICE, and execs it.
+    Exec {
+        /// The directory of the stand-ins (default: $SRNIC_COMPAT_LIBDIR, then
+        /// the build tree's build/rdma-compat, then /usr/lib/srnic/rdma-compat).
+        #[arg(long, value_name = "DIR")]
+        libdir: Option<PathBuf>,
+        /// The program and its arguments (after `--`).
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        argv: Vec<std::ffi::OsString>,
+    },
 }
 
 /// `srnic ucmatose`'s options, spelled as ucmatose's.
@@ -236,8 +249,13 @@ fn stats(ctx: &srnic::Context) -> CmdResult {
 }
 
 fn run(cli: Cli) -> CmdResult {
+    // The program opens the device itself (through the stand-ins).
+    if let Cmd::Exec { libdir, argv } = cli.cmd {
+        return exec::exec(&cli.device, libdir, &argv);
+    }
     let ctx = srnic::Context::open_path(&cli.device)?;
     match cli.cmd {
+        Cmd::Exec { .. } => unreachable!("handled above"),
         Cmd::Info => info(&ctx, &cli.device),
         Cmd::Stats => stats(&ctx),
         Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd),
@@ -447,5 +465,24 @@ mod tests {
         .is_ok());
         assert!(Cli::try_parse_from(["srnic", "rmpp", "recv", "-n", "1", "-S", "1,x"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "rmpp", "send", "--to", "1"]).is_err());
+        let c =
+            Cli::try_parse_from(["srnic", "exec", "--", "rping", "-c", "-a", "10.0.0.2"]).unwrap();
+        match c.cmd {
+            Cmd::Exec { libdir, argv } => {
+                assert!(libdir.is_none());
+                assert_eq!(argv, ["rping", "-c", "-a", "10.0.0.2"]);
+            }
+            _ => panic!(),
+        }
+        let c =
+            Cli::try_parse_from(["srnic", "exec", "--libdir", "/l", "ibv_devinfo", "-v"]).unwrap();
+        assert!(matches!(
+            c.cmd,
+            Cmd::Exec {
+                libdir: Some(_),
+                ..
+            }
+        ));
+        assert!(Cli::try_parse_from(["srnic", "exec"]).is_err());
     }
 }

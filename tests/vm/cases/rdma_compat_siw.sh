@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0
+# budget: 60
+# timeout: 1200
+# rdma_compat_siw: unmodified rping on both ends, one on srnic (VM a, through
+# `srnic exec` and the stand-ins of tools/rdma-compat), the other on Linux's siw
+# (VM b, rdma-core's own libraries): rping -c -V on srnic against siw's
+# rping -s, then siw's rping -c -V against rping -s on srnic; 64, 4096 and 65535
+# bytes, 20 pings each (1000 in check-long). Each side must exit 0 and print
+# nothing but its disconnect.
+. /srnic/lib.sh
+N=$(count 20 1000)
+load_srnic
+siw_peer_up
+port=7420
+only_disconnect() { # only_disconnect WHO OUTPUT
+	! echo "$2" | grep -v -e "^$1 DISCONNECT EVENT\.\.\.$" -e '^wait for RDMA_READ_ADV state 10$' |
+		grep -q .
+}
+for size in 64 4096 65535; do
+	peer_bg rping_srv "timeout 1500 rping -s -a $PEER -p $port -S $size"
+	wait_listen "$port" peer || fail "siw rping -s did not listen (size $size)"
+	cli=$(timeout 1500 srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
+	rc=$?
+	echo "$cli"
+	srv=$(peer_wait rping_srv 600)
+	src=$?
+	echo "-- siw's server (peer):"
+	echo "$srv"
+	expect_eq "rping -c on srnic: exit status (size $size)" "$rc" 0
+	expect_eq "rping -s on siw: exit status (size $size)" "$src" 0
+	check "rping -c on srnic printed only its disconnect (size $size)" only_disconnect client "$cli"
+	check "rping -s on siw printed only its disconnect (size $size)" only_disconnect server "$srv"
+	port=$((port + 1))
+
+	srnic exec -- timeout 1500 rping -s -a "$ADDR" -p "$port" -S "$size" >/tmp/rping_srv.log 2>&1 &
+	pid=$!
+	wait_listen "$port" || fail "rping -s on srnic did not listen (size $size)"
+	cli=$(PEER_TIMEOUT=1800 peer "timeout 1500 rping -c -a $ADDR -p $port -C $N -S $size -V")
+	rc=$?
+	echo "$cli"
+	wait $pid
+	src=$?
+	echo "-- rping -s on srnic:"
+	cat /tmp/rping_srv.log
+	expect_eq "rping -c on siw: exit status (size $size)" "$rc" 0
+	expect_eq "rping -s on srnic: exit status (size $size)" "$src" 0
+	check "rping -c on siw printed only its disconnect (size $size)" only_disconnect client "$cli"
+	check "rping -s on srnic printed only its disconnect (size $size)" \
+		only_disconnect server "$(cat /tmp/rping_srv.log)"
+	port=$((port + 1))
+done
+siw_peer_down
+expect_idle
+pass
