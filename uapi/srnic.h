@@ -145,7 +145,7 @@ struct srnic_req_notify_cq {
 #define SRNIC_WC_REM_INV_REQ_ERR	9
 #define SRNIC_WC_REM_ACCESS_ERR		10
 #define SRNIC_WC_REM_OP_ERR		11
-#define SRNIC_WC_FATAL_ERR		17
+#define SRNIC_WC_FATAL_ERR		19
 #define SRNIC_WC_GENERAL_ERR		21
 
 /* Completion opcodes. */

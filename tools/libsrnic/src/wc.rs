@@ -171,7 +171,7 @@ mod tests {
             (11, WcStatus::RemOpErr),
             (12, WcStatus::RetryExcErr),
             (16, WcStatus::RemAbortErr),
-            (17, WcStatus::FatalErr),
+            (19, WcStatus::FatalErr),
             (21, WcStatus::GeneralErr),
         ];
         for (v, s) in known {
