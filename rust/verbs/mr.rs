@@ -235,10 +235,20 @@ pub(crate) struct MrTable {
     budget: Arc<Budget>,
 }
 
+/// One STag index of the table.
+enum Slot {
+    Free,
+    /// Taken by a registration whose pages are being pinned (outside the
+    /// table's lock).
+    Reserved,
+    Live(Arc<Mr>),
+}
+
 struct Slots {
-    mrs: KVec<Option<Arc<Mr>>>,
+    mrs: KVec<Slot>,
     /// The key of each slot's next region, so a stale STag does not name a new one.
     keys: KVec<u8>,
+    /// Live and reserved slots.
     live: usize,
     max: usize,
 }
@@ -261,47 +271,77 @@ impl MrTable {
         &self.budget
     }
 
-    /// Registers a region with a fresh STag; returns it.
+    /// Registers a region with a fresh STag; returns it. The STag is reserved
+    /// under the table's lock; the pages are pinned outside it, so that a
+    /// large registration does not hold up the lookups of the file's data
+    /// path.
     pub(crate) fn register(&self, pd: &Arc<Pd>, va: u64, len: u64, access: u32) -> Result<Arc<Mr>> {
-        let mut s = self.slots.lock();
-        if s.live >= s.max {
-            return Err(ENOMEM);
-        }
-        let idx = match s.mrs.iter().position(|m| m.is_none()) {
-            Some(i) => i,
-            None => {
-                s.mrs.push(None, ACCOUNTED)?;
-                s.keys.push(0, ACCOUNTED)?;
-                s.mrs.len() - 1
+        let (idx, stag) = {
+            let mut s = self.slots.lock();
+            if s.live >= s.max {
+                return Err(ENOMEM);
             }
+            let idx = match s.mrs.iter().position(|m| matches!(m, Slot::Free)) {
+                Some(i) => i,
+                None => {
+                    s.mrs.push(Slot::Free, ACCOUNTED)?;
+                    s.keys.push(0, ACCOUNTED)?;
+                    s.mrs.len() - 1
+                }
+            };
+            // STag index 0 is never used: siw's peer-to-peer RTR writes to STag 1
+            // with length 0, and index 0 with key 0 would be STag 0.
+            let index = u32::try_from(idx + 1).map_err(|_| ENOMEM)?;
+            if index >= 1 << 24 {
+                return Err(ENOMEM);
+            }
+            let key = s.keys[idx];
+            s.keys[idx] = key.wrapping_add(1);
+            s.mrs[idx] = Slot::Reserved;
+            s.live += 1;
+            (idx, index << 8 | u32::from(key))
         };
-        // STag index 0 is never used: siw's peer-to-peer RTR writes to STag 1 with
-        // length 0, and index 0 with key 0 would be STag 0.
-        let index = u32::try_from(idx + 1).map_err(|_| ENOMEM)?;
-        if index >= 1 << 24 {
-            return Err(ENOMEM);
+        let r = Mr::register(pd, stag, va, len, access, &self.budget);
+        let mut s = self.slots.lock();
+        let Some(slot) = s.mrs.get_mut(idx).filter(|m| matches!(m, Slot::Reserved)) else {
+            // The table was cleared meanwhile (cannot happen while the file
+            // makes this call); the region is dropped.
+            return Err(EINVAL);
+        };
+        match r {
+            Ok(mr) => {
+                *slot = Slot::Live(mr.clone());
+                Ok(mr)
+            }
+            Err(e) => {
+                *slot = Slot::Free;
+                s.live -= 1;
+                Err(e)
+            }
         }
-        let key = s.keys[idx];
-        s.keys[idx] = key.wrapping_add(1);
-        let stag = index << 8 | u32::from(key);
-        let mr = Mr::register(pd, stag, va, len, access, &self.budget)?;
-        s.mrs[idx] = Some(mr.clone());
-        s.live += 1;
-        Ok(mr)
     }
 
     /// The region named by `stag` (index and key must both match).
     pub(crate) fn lookup(&self, stag: u32) -> Option<Arc<Mr>> {
         let idx = (stag >> 8).checked_sub(1)? as usize;
         let s = self.slots.lock();
-        s.mrs.get(idx)?.as_ref().filter(|m| m.stag == stag).cloned()
+        match s.mrs.get(idx)? {
+            Slot::Live(m) if m.stag == stag => Some(m.clone()),
+            _ => None,
+        }
     }
 
     /// Removes the region with handle `handle` (its STag index).
     pub(crate) fn deregister(&self, handle: u32) -> Result<Arc<Mr>> {
         let idx = (handle as usize).checked_sub(1).ok_or(EINVAL)?;
         let mut s = self.slots.lock();
-        let mr = s.mrs.get_mut(idx).and_then(Option::take).ok_or(EINVAL)?;
+        let slot = s.mrs.get_mut(idx).ok_or(EINVAL)?;
+        if !matches!(slot, Slot::Live(_)) {
+            return Err(EINVAL);
+        }
+        let Slot::Live(mr) = core::mem::replace(slot, Slot::Free) else {
+            return Err(EINVAL);
+        };
         s.live -= 1;
         Ok(mr)
     }

@@ -295,7 +295,24 @@ impl Qp {
         if life.is_connected() {
             self.kick_tx();
         }
+        self.flush_if_failed_meanwhile();
         Ok(())
+    }
+
+    /// A post checks the QP's state before it takes its queue's lock; a
+    /// failure or disconnect flushing the queues in between would leave the
+    /// new request uncompleted for ever. After the post, flush again if the QP
+    /// can no longer take it.
+    fn flush_if_failed_meanwhile(&self) {
+        let term = {
+            let c = self.conn.lock();
+            // In ERROR (a destroyed QP's queues are emptied by its teardown).
+            if !c.life.is_over() || c.life.is_destroyed() {
+                return;
+            }
+            c.term
+        };
+        self.flush(SRNIC_WC_WR_FLUSH_ERR, term);
     }
 
     /// Posts one receive work request.
@@ -321,6 +338,8 @@ impl Qp {
         };
         // Cannot fail: `slot` was free under the same lock.
         rq.wqes.push(wqe).map_err(|_| ENOMEM)?;
+        drop(rq);
+        self.flush_if_failed_meanwhile();
         Ok(())
     }
 
