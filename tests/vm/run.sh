@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the two srnic test VMs and run test cases (or the demo) in them.
 #
-#   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [CASE...]
+#   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N] [CASE...]
 #
 # --long runs the cases with their full repetition counts (make check-long).
+# --cpus gives each VM N virtual CPUs (default: SRNIC_VM_CPUS, else 2), so
+# that races between CPUs are exercised (TCG runs them on separate threads).
 # VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
 # second serial line. The VMs share an Ethernet link (virtio-net on both ends of a
 # QEMU socket netdev in UDP mode over loopback; the TCP mode leaves Nagle on and
@@ -22,13 +24,14 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-variant=debug mode=test long=0 cases=()
+variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--demo) mode=demo; shift ;;
 	--long) long=1; shift ;;
-	-h|--help) sed -n '3,16p' "$0"; exit 0 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	-h|--help) sed -n '3,18p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
@@ -58,6 +61,8 @@ if [ ! -f "$probe" ]; then
 fi
 [ "$(cat "$probe")" = kvm ] && accel=kvm
 cpu=max; [ $accel = kvm ] && cpu=host
+# Multi-threaded TCG: each vCPU on its own host thread.
+[ $accel = tcg ] && accel=tcg,thread=multi
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port_a=$(free_port) port_b=$(free_port) ctl_port=$(free_port)
@@ -72,7 +77,7 @@ caselist=$(IFS=,; echo "${cases[*]:-}")
 clock="tsc=unstable"
 
 vm() { # vm NAME ADDR PEER NETDEV CHARDEV
-	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp 1 -m $mem \
+	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp "$cpus" -m $mem \
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
@@ -80,7 +85,7 @@ vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
-log "booting VMs ($variant kernel, $accel), logs in $logs"
+log "booting VMs ($variant kernel, $accel, $cpus vCPUs each), logs in $logs"
 start=$(date +%s)
 vm a 192.0.2.1 192.0.2.2 "socket,id=n0,udp=127.0.0.1:$port_b,localaddr=127.0.0.1:$port_a" \
 	"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=on,wait=off" 1 &
