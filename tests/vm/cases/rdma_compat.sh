@@ -13,6 +13,8 @@
 #  - ucmatose (asynchronous rdma_cm, its own CQs, 10 SENDs each way).
 . /srnic/lib.sh
 N=$(count 20 1000)
+# Each program run may take this long (1000 pings in check-long take longer).
+T=$(scaled "$(count 120 1500)")
 load_srnic_both
 
 out=$(srnic exec -- ibv_devices 2>&1)
@@ -37,9 +39,9 @@ expect_eq "max_cqe" "$(field max_cqe)" "$(echo "$info" | sed -n 's/^max_cqe: \([
 port=7380
 for size in 64 4096 65535; do
 	# As in siw_rping_server: the server serves until the client disconnects.
-	peer_bg rping_srv "srnic exec -- timeout 1500 rping -s -a $PEER -p $port -S $size"
+	peer_bg rping_srv "srnic exec -- timeout $T rping -s -a $PEER -p $port -S $size"
 	wait_listen "$port" peer || fail "rping -s did not listen (size $size)"
-	cli=$(timeout 1500 srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
+	cli=$(timeout $T srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
 	rc=$?
 	echo "$cli"
 	srv=$(peer_wait rping_srv 600)

@@ -9,6 +9,8 @@
 # nothing but its disconnect.
 . /srnic/lib.sh
 N=$(count 20 1000)
+# Each program run may take this long (1000 pings in check-long take longer).
+T=$(scaled "$(count 120 1500)")
 load_srnic
 siw_peer_up
 port=7420
@@ -17,11 +19,12 @@ only_disconnect() { # only_disconnect WHO OUTPUT
 		grep -q .
 }
 for size in 64 4096 65535; do
-	peer_bg rping_srv "timeout 1500 rping -s -a $PEER -p $port -S $size"
+	peer_bg rping_srv "timeout $T rping -s -a $PEER -p $port -S $size"
 	wait_listen "$port" peer || fail "siw rping -s did not listen (size $size)"
-	cli=$(timeout 1500 srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
+	cli=$(timeout $T srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S "$size" -V 2>&1)
 	rc=$?
 	echo "$cli"
+	[ "$rc" = 0 ] || dmesg | grep -i srnic | tail -20
 	srv=$(peer_wait rping_srv 600)
 	src=$?
 	echo "-- siw's server (peer):"
@@ -32,12 +35,19 @@ for size in 64 4096 65535; do
 	check "rping -s on siw printed only its disconnect (size $size)" only_disconnect server "$srv"
 	port=$((port + 1))
 
-	srnic exec -- timeout 1500 rping -s -a "$ADDR" -p "$port" -S "$size" >/tmp/rping_srv.log 2>&1 &
+	srnic exec -- timeout $T rping -s -a "$ADDR" -p "$port" -S "$size" >/tmp/rping_srv.log 2>&1 &
 	pid=$!
 	wait_listen "$port" || fail "rping -s on srnic did not listen (size $size)"
-	cli=$(PEER_TIMEOUT=1800 peer "timeout 1500 rping -c -a $ADDR -p $port -C $N -S $size -V")
+	cli=$(PEER_TIMEOUT=$((T + 60)) peer "timeout $T rping -c -a $ADDR -p $port -C $N -S $size -V")
 	rc=$?
 	echo "$cli"
+	if [ "$rc" != 0 ]; then
+		# Where the program on srnic waits, and what srnic said.
+		for t in /proc/$(pidof rping)/task/*; do
+			echo "$t: $(cat "$t/comm") wchan $(cat "$t/wchan")"
+		done
+		dmesg | grep -i srnic | tail -20
+	fi
 	wait $pid
 	src=$?
 	echo "-- rping -s on srnic:"

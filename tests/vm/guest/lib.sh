@@ -216,7 +216,15 @@ run_cases() {
 # idle in both VMs (every object gauge at zero) and unloads it from both. A
 # failure is written to /tmp/.cleanup_failed.
 case_cleanup() {
-	local why=
+	local why= rc
+	rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
+	if [ "$rc" != 0 ] && [ "$rc" != 4 ]; then
+		# What srnic said (its pr_info lines stay off the console).
+		echo "srnic's last kernel messages here:"
+		dmesg | grep -i srnic | tail -n 20
+		echo "and on the peer:"
+		peer "dmesg | grep -i srnic | tail -n 20"
+	fi
 	bg_kill_all
 	peer ". /srnic/lib.sh; bg_kill_all" || why="the peer did not answer"
 	if srnic_loaded || [ "$(peer ". /srnic/lib.sh; srnic_loaded && echo yes")" = yes ]; then

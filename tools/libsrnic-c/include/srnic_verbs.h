@@ -104,6 +104,14 @@ int srnic_close(struct srnic_context *ctx);
 int srnic_get_fd(struct srnic_context *ctx);
 /* Reads ready events into the library's queues; returns how many are queued. */
 int srnic_process_events(struct srnic_context *ctx);
+/*
+ * Event records read from the file so far by any call on ctx. Every wait, a
+ * zero-timeout one included, may read other objects' records into the
+ * library's queue, after which the fd no longer polls readable for them: a
+ * thread that dispatches from poll() repeats its per-object waits until a
+ * round of them leaves this count unchanged.
+ */
+unsigned long long srnic_events_read(struct srnic_context *ctx);
 int srnic_query_device(struct srnic_context *ctx, struct srnic_query_device *attr);
 int srnic_query_stats(struct srnic_context *ctx, struct srnic_stats *stats);
 

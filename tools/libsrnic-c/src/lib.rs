@@ -364,6 +364,12 @@ pub unsafe extern "C" fn srnic_process_events(ctx: *mut srnic_context) -> c_int 
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn srnic_events_read(ctx: *mut srnic_context) -> u64 {
+    // SAFETY: a handle from srnic_open (0 for a bad one).
+    unsafe { obj(ctx) }.map_or(0, |c| c.0.events_read())
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn srnic_query_device(
     ctx: *mut srnic_context,
     attr: *mut abi::SrnicQueryDevice,

@@ -52,6 +52,8 @@ struct EventQueue {
     queue: VecDeque<Event>,
     /// One thread is reading the file (outside the lock).
     reading: bool,
+    /// Event records read from the file so far.
+    records_read: u64,
 }
 
 /// Capability bits the module reports (`SRNIC_CAP_*`).
@@ -177,6 +179,16 @@ impl Context {
     /// sleeping.
     pub fn try_event(&self) -> Result<Option<Event>> {
         self.next_event(Some(Duration::ZERO))
+    }
+
+    /// How many event records calls on this context have read from the file
+    /// so far. Every wait, including a zero-timeout one, may read records of
+    /// other objects into the library's queue, after which the file no longer
+    /// polls readable for them: a thread that dispatches events from poll()
+    /// runs its per-object waits again until a round of them reads nothing
+    /// new.
+    pub fn events_read(&self) -> u64 {
+        self.inner.records_read()
     }
 
     /// Reads every record the file has ready into the library's queue without
@@ -355,8 +367,16 @@ impl ContextInner {
             q = self.lock();
             q.reading = false;
             self.cond.notify_all();
-            q.queue.extend(got?);
+            let got = got?;
+            q.records_read += got.len() as u64;
+            q.queue.extend(got);
         }
+    }
+
+    /// Event records read from the file so far, by any call (see
+    /// [`Context::events_read`]).
+    pub(crate) fn records_read(&self) -> u64 {
+        self.lock().records_read
     }
 
     /// Sleeps in poll() up to `timeout` for the file to be readable, then reads

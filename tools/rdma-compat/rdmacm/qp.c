@@ -128,6 +128,12 @@ int rdma_create_ep(struct rdma_cm_id **out, struct rdma_addrinfo *res, struct ib
 	if (rdma_create_id(NULL, &rid, NULL, (enum rdma_port_space)res->ai_port_space))
 		return -1;
 	id = to_cma(rid);
+	/*
+	 * As rdma-core does: the endpoint's QP type is the address's (programs
+	 * such as rdma_server and rdma_client leave qp_type zero).
+	 */
+	if (qp_init_attr)
+		qp_init_attr->qp_type = res->ai_qp_type ? (enum ibv_qp_type)res->ai_qp_type : IBV_QPT_RC;
 	if (res->ai_flags & RAI_PASSIVE) {
 		if (!res->ai_src_addr || rdma_bind_addr(rid, res->ai_src_addr))
 			goto err;

@@ -29,6 +29,7 @@ static void *compat_event_thread(void *arg)
 		{ .fd = c->wake_fd, .events = POLLIN },
 	};
 	struct srnic_compat_watcher *w;
+	unsigned long long seen;
 	uint64_t v;
 
 	for (;;) {
@@ -39,14 +40,23 @@ static void *compat_event_thread(void *arg)
 			if (read(c->wake_fd, &v, sizeof(v)) < 0)
 				v = 0;
 		}
-		srnic_process_events(c->sctx);
 		pthread_mutex_lock(&c->watch_lock);
 		if (c->stopping) {
 			pthread_mutex_unlock(&c->watch_lock);
 			break;
 		}
-		for (w = c->watchers; w; w = w->next)
-			w->poll(w);
+		/*
+		 * A watcher's zero-timeout wait may read records of objects whose
+		 * watchers already ran in this round; the fd then no longer polls
+		 * readable for them. Run the watchers again until a round reads
+		 * nothing new.
+		 */
+		do {
+			srnic_process_events(c->sctx);
+			seen = srnic_events_read(c->sctx);
+			for (w = c->watchers; w; w = w->next)
+				w->poll(w);
+		} while (srnic_events_read(c->sctx) != seen);
 		pthread_mutex_unlock(&c->watch_lock);
 	}
 	return NULL;
