@@ -16,6 +16,7 @@ pub mod module_ref;
 pub mod netdev;
 pub mod pages;
 pub mod param;
+pub mod random;
 pub mod socket;
 pub mod timer;
 pub mod waitqueue;

@@ -10,7 +10,7 @@
 
 use crate::{
     proto::rdmap::StagError,
-    sys::{gfp::ACCOUNTED, pages::{PageSlice, PinnedPages}},
+    sys::{gfp::ACCOUNTED, pages::{PageSlice, PinnedPages}, random::random_u8},
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
     verbs::budget::{self, Budget, Charge},
     verbs::pd::{Pd, PdUse},
@@ -186,6 +186,18 @@ impl Mr {
         Ok(())
     }
 
+    /// Ends all access through the region's STag (deregistration): checks and
+    /// the transmit of a Read Response under way (at its next FPDU) see it.
+    /// The pages stay pinned until the last reference is dropped.
+    pub(crate) fn revoke(&self) {
+        self.valid.store(false, Ordering::Release);
+    }
+
+    /// Whether the region's STag is valid (not invalidated or deregistered).
+    pub(crate) fn is_valid(&self) -> bool {
+        self.valid.load(Ordering::Acquire)
+    }
+
     /// Invalidates the region for a Send with Invalidate from a QP of PD `pd_id`.
     pub(crate) fn invalidate(&self, pd_id: u64) -> Result<(), StagError> {
         if self.pd.id() != pd_id {
@@ -246,7 +258,7 @@ enum Slot {
 
 struct Slots {
     mrs: KVec<Slot>,
-    /// The key of each slot's next region, so a stale STag does not name a new one.
+    /// The key of each slot's last region, so a stale STag does not name a new one.
     keys: KVec<u8>,
     /// Live and reserved slots.
     live: usize,
@@ -295,8 +307,13 @@ impl MrTable {
             if index >= 1 << 24 {
                 return Err(ENOMEM);
             }
-            let key = s.keys[idx];
-            s.keys[idx] = key.wrapping_add(1);
+            // A random key (RFC 5040 section 8: STags hard to guess), never the
+            // slot's previous one, so a stale STag does not name the new region.
+            let mut key = random_u8();
+            if key == s.keys[idx] {
+                key = key.wrapping_add(1);
+            }
+            s.keys[idx] = key;
             s.mrs[idx] = Slot::Reserved;
             s.live += 1;
             (idx, index << 8 | u32::from(key))
@@ -343,6 +360,7 @@ impl MrTable {
             return Err(EINVAL);
         };
         s.live -= 1;
+        mr.revoke();
         Ok(mr)
     }
 
@@ -353,6 +371,11 @@ impl MrTable {
             s.live = 0;
             core::mem::take(&mut s.mrs)
         };
+        for slot in mrs.iter() {
+            if let Slot::Live(mr) = slot {
+                mr.revoke();
+            }
+        }
         // Unpinning happens here, outside the lock (or later, when an in-flight
         // operation drops its reference).
         drop(mrs);

@@ -11,7 +11,7 @@
 //! FPDU before anything else: an FPDU cut short would leave the peer unable to
 //! parse the stream.
 
-use super::Sge;
+use super::{InboundRead, Sge};
 use crate::{
     proto::{
         mpa::tx::{TxFramer, TxStep},
@@ -38,14 +38,14 @@ const STAGE_BYTES: usize = 512;
 const MAX_PARTS: usize = 2 * (limits::FPDU_BUDGET / 512) + 4;
 
 /// What ends when a message's last byte went to TCP.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(super) enum Finish {
     /// The SEND or WRITE in this send-queue slot completes.
     Complete(usize),
     /// An RDMA Read Request: its work request completes with the response.
     ReadRequest,
-    /// A Read Response: one inbound Read is answered.
-    ReadResponse,
+    /// A Read Response: this inbound Read is answered.
+    ReadResponse(InboundRead),
     /// A TERMINATE: the connection closes next.
     Terminate,
     /// The RTR message of peer-to-peer start-up.
@@ -65,6 +65,15 @@ pub(super) enum Source {
 }
 
 impl Source {
+    /// Whether a region of the payload lost its STag (deregistered or
+    /// invalidated) since the message started.
+    fn revoked(&self) -> bool {
+        match self {
+            Source::Sges { sges, n } => sges.iter().take(*n).any(|s| s.mr.as_ref().is_some_and(|m| !m.is_valid())),
+            _ => false,
+        }
+    }
+
     /// Calls `f` with the mapped pieces of message bytes `[at, at + len)`.
     fn read_pieces(&self, at: usize, len: usize, mut f: impl FnMut(&[u8]) -> Result) -> Result {
         self.walk(at, len, |sge, addr, n| sge.mr.as_ref().ok_or(EINVAL)?.read_pieces(addr, n, &mut f))
@@ -250,7 +259,7 @@ pub(super) struct Outbound {
 }
 
 /// How far [`Outbound::send`] got.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(super) enum Progress {
     /// All of the message went to TCP.
     Sent(Finish),
@@ -258,6 +267,9 @@ pub(super) enum Progress {
     Blocked,
     /// Between two FPDUs `stop` said to give the message up.
     Stopped,
+    /// A Read Response's source region was deregistered or invalidated: no
+    /// more of it may go out (RFC 5040 section 8, the STag's access ended).
+    Revoked(InboundRead),
 }
 
 /// Transmit state that `Outbound` works on: the MPA framer (stream position
@@ -312,6 +324,11 @@ impl Outbound {
             }
             if stop() {
                 return Ok(Progress::Stopped);
+            }
+            if let Finish::ReadResponse(ir) = self.finish {
+                if self.source.revoked() {
+                    return Ok(Progress::Revoked(ir));
+                }
             }
             if !self.stage_next(fr, inline)? {
                 return Ok(Progress::Sent(self.finish));

@@ -60,11 +60,18 @@ impl Qp {
                 match self.send_current(&mut tx, &sock) {
                     Ok(Progress::Blocked) => return,
                     Ok(Progress::Stopped) => tx.cur = None,
+                    Ok(Progress::Revoked(ir)) => {
+                        tx.cur = None;
+                        drop(tx);
+                        let t = read_source_terminate(ir.msn, ir.req, StagError::InvalidStag);
+                        self.fail(Failure::Detected(t));
+                        return;
+                    }
                     Ok(Progress::Sent(f)) => {
                         tx.cur = None;
                         match f {
                             Finish::Complete(slot) => self.finish_send(slot, SRNIC_WC_SUCCESS),
-                            Finish::ReadResponse => self.rx.lock().engine.read_response_sent(),
+                            Finish::ReadResponse(_) => self.rx.lock().engine.read_response_sent(),
                             Finish::Terminate => {
                                 tx.active = false;
                                 drop(tx);
@@ -128,7 +135,7 @@ impl Qp {
             if let Some(ir) = inbound {
                 match self.read_response(ir) {
                     Ok((wr, source)) => {
-                        let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse);
+                        let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse(ir));
                         tx.cur = Some(m);
                         continue;
                     }
@@ -162,7 +169,7 @@ impl Qp {
         // connection (its work request is flushed); the TERMINATE itself does not.
         let stop = || {
             let c = self.conn.lock();
-            finish != Finish::Terminate && (c.term_to_send.is_some() || c.life.is_over())
+            !matches!(finish, Finish::Terminate) && (c.term_to_send.is_some() || c.life.is_over())
         };
         let sent = |payload: usize| {
             stats::TX_BYTES.fetch_add(payload as u64, Ordering::Relaxed);

@@ -8,6 +8,7 @@
 //! `FAIL: ...` line per assertion and exits 0 only when every assertion held.
 
 mod budget;
+mod dereg_inflight;
 mod destroy_connecting;
 mod destroy_race;
 mod flood;
@@ -176,6 +177,15 @@ enum Cmd {
         #[arg(long)]
         errored: Option<std::path::PathBuf>,
     },
+    /// Deregistering a region stops a Read Response from it part way (a
+    /// TERMINATE, invalid STag); STag keys are not a counter.
+    DeregInflight {
+        #[command(flatten)]
+        net: Net,
+        /// Bytes of the region the client READs.
+        #[arg(long, default_value_t = 16 << 20)]
+        size: usize,
+    },
     /// A QP's connection ended at a random moment (connecting, accepting,
     /// established with data moving) by destroying the QP, closing the file
     /// or killing the process, many times: nothing is left, the server sees
@@ -278,6 +288,7 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
         Cmd::Solicited(n) => solicited::run(&Env::new(n)?, c),
         Cmd::Invalidate(n) => invalidate::run(&Env::new(n)?, c),
         Cmd::DestroyConnecting(n) => destroy_connecting::run(&Env::new(n)?, c),
+        Cmd::DeregInflight { net, size } => dereg_inflight::run(&Env::new(net)?, c, *size),
         Cmd::ManyQps {
             net,
             qps,
