@@ -71,10 +71,18 @@ caselist=$(IFS=,; echo "${cases[*]:-}")
 
 # The guests have no HPET or ACPI PM timer, so the kernel calibrates the TSC
 # against the PIT. Under TCG that usually fails, and time is kept with jiffies
-# (driven by QEMU's clock); but when it "succeeds" on a loaded host the TSC
-# clocksource runs with a wrong frequency (seen: a guest clock 18 times too
-# fast, every guest timeout firing early). tsc=unstable keeps the jiffies clock.
+# (4 ms steps); but when it "succeeds" on a loaded host the TSC clocksource
+# runs with a wrong frequency (seen: a guest clock 18 times too fast, every
+# guest timeout firing early). Under TCG the guests' TSC is the host's: when
+# the host's TSC is constant, give the guests its rate (tsc_early_khz, no
+# calibration) and keep the watchdog from dropping it under load
+# (tsc=reliable), so they get a fine clock (perftest times with the TSC and
+# gettimeofday). Otherwise tsc=unstable keeps the jiffies clock.
 clock="tsc=unstable"
+if [ "${accel%%,*}" = tcg ] && grep -qw constant_tsc /proc/cpuinfo; then
+	tsc_khz=$(awk -F': *' '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo)
+	[ -n "$tsc_khz" ] && clock="tsc=reliable tsc_early_khz=$tsc_khz"
+fi
 
 vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp "$cpus" -m $mem \

@@ -196,7 +196,7 @@ run_cases() {
 			why="failed (exit status $st)"
 		fi
 		echo "# ---- $name: cleanup"
-		case_cleanup 2>&1 | sed 's/^/# /'
+		case_cleanup "$verdict" 2>&1 | sed 's/^/# /'
 		if [ -f /tmp/.cleanup_failed ]; then
 			verdict="not ok" why="${why:+$why; }$(cat /tmp/.cleanup_failed)"
 			rm -f /tmp/.cleanup_failed
@@ -211,14 +211,14 @@ run_cases() {
 	done
 }
 
-# case_cleanup: after every case, whatever its verdict: kills what it started
+# case_cleanup VERDICT: after every case, whatever its verdict (a failed one
+# first shows srnic's last kernel messages of both VMs): kills what it started
 # in the background (bg_start, peer_bg) in both VMs, then checks that srnic is
 # idle in both VMs (every object gauge at zero) and unloads it from both. A
 # failure is written to /tmp/.cleanup_failed.
-case_cleanup() {
-	local why= rc
-	rc=$(cat /tmp/.case_rc 2>/dev/null || echo 1)
-	if [ "$rc" != 0 ] && [ "$rc" != 4 ]; then
+case_cleanup() { # case_cleanup VERDICT
+	local why=
+	if [ "$1" = "not ok" ]; then
 		# What srnic said (its pr_info lines stay off the console).
 		echo "srnic's last kernel messages here:"
 		dmesg | grep -i srnic | tail -n 20
