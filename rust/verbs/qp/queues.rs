@@ -218,7 +218,7 @@ impl Qp {
         inline_data: Option<&[u8]>,
     ) -> Result {
         let life = self.conn.lock().life;
-        if !life.may_post_send() {
+        if !life.accepts_posts() {
             return Err(EINVAL);
         }
         if sges.len() > self.caps.max_send_sge as usize {
@@ -299,10 +299,10 @@ impl Qp {
         Ok(())
     }
 
-    /// A post checks the QP's state before it takes its queue's lock; a
-    /// failure or disconnect flushing the queues in between would leave the
-    /// new request uncompleted for ever. After the post, flush again if the QP
-    /// can no longer take it.
+    /// A post to a QP in ERROR completes at once with a flush status (as in
+    /// ibverbs): flush after queueing it. This also catches a failure or
+    /// disconnect that flushed the queues between the post's state check and
+    /// its queueing, which would otherwise leave the request uncompleted.
     fn flush_if_failed_meanwhile(&self) {
         let term = {
             let c = self.conn.lock();
@@ -317,7 +317,7 @@ impl Qp {
 
     /// Posts one receive work request.
     pub(crate) fn post_recv(&self, wr: &SrnicPostWr, sges: &[SrnicSge]) -> Result {
-        if !self.conn.lock().life.may_post_recv() {
+        if !self.conn.lock().life.accepts_posts() {
             return Err(EINVAL);
         }
         if sges.len() > self.caps.max_recv_sge as usize {
