@@ -2216,6 +2216,57 @@ mod tests {
         assert_eq!(errno_name(libc::EFAULT), "EFAULT");
     }
 
+    /// The pointer kinds do what the checks assume: a pipe's write() (which
+    /// copies from user memory like the ioctls) fails with EFAULT from every
+    /// bad address and from an argument spanning into the guard page, and
+    /// succeeds from scratch memory; /dev/zero cannot fill the read-only page.
+    #[test]
+    fn pointers_fault_as_intended() {
+        let mem = Mem::new();
+        let none = Map::new(PAGE, libc::PROT_NONE);
+        let ro = Map::new(PAGE, libc::PROT_READ);
+        let mut p = [0; 2];
+        // SAFETY: p has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(p.as_mut_ptr()) }, 0);
+        let mut r = Rng::new(3);
+        for _ in 0..50 {
+            let a = bad_addr(&mut r, none.addr) as usize;
+            assert_eq!(sys_write(p[1], a, 16), Err(libc::EFAULT), "{a:#x}");
+        }
+        assert_eq!(sys_write(p[1], mem.guard() - 8, 16), Err(libc::EFAULT));
+        assert_eq!(sys_write(p[1], mem.scratch.addr, 16), Ok(16));
+        let (base, len) = mem.arena_rw();
+        assert_eq!(sys_write(p[1], base + len - 8, 16), Err(libc::EFAULT));
+        assert_eq!(sys_write(p[1], base - 8, 16), Err(libc::EFAULT));
+        let zero = open_dev("/dev/zero", true).unwrap();
+        assert_eq!(sys_read(zero, ro.addr, 16), Err(libc::EFAULT));
+        assert_eq!(sys_read(zero, mem.scratch.addr, 16), Ok(16));
+        for fd in [p[0], p[1], zero] {
+            // SAFETY: descriptors opened above.
+            unsafe { libc::close(fd) };
+        }
+    }
+
+    #[test]
+    fn argument_sizes_are_the_documented_ones() {
+        assert_eq!(bytes_of(&SrnicQueryDevice::default()).len(), 104);
+        assert_eq!(bytes_of(&SrnicHandleArg::default()).len(), 16);
+        assert_eq!(sz::<SrnicRegMr>(), 56);
+        assert_eq!(sz::<SrnicCreateQp>(), 64);
+        assert_eq!(sz::<SrnicQueryQp>(), 96);
+        assert_eq!(sz::<SrnicConnect>(), 72);
+        assert_eq!(sz::<SrnicStats>(), 160);
+        assert_eq!(sz::<SrnicRmppStats>(), 336);
+        assert_eq!(sz::<SrnicEvent>(), 352);
+        assert_eq!(sz::<SrnicPostWr>(), 40);
+        let v = SrnicAllocPd {
+            size: 16,
+            pd_handle: 7,
+            reserved: 9,
+        };
+        assert_eq!(from_bytes::<SrnicAllocPd>(&bytes_of(&v)), v);
+    }
+
     #[test]
     fn seeds_are_deterministic_and_distinct() {
         let a: Vec<u64> = (0..4).map(|i| derive(7, i)).collect();
