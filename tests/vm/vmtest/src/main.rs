@@ -204,7 +204,6 @@ enum Cmd {
         #[arg(long, default_value_t = 40)]
         max_delay_ms: u64,
     },
-    /// The child of destroy-race's "kill the process" rounds (internal).
     /// The ABI fuzzer: THREADS threads run random sequences of raw ioctl,
     /// read, write and poll calls with random and boundary arguments on two
     /// shared files of /dev/srnic for SECONDS, while CHILDREN processes do the
@@ -237,6 +236,7 @@ enum Cmd {
         #[arg(long, hide = true)]
         child: bool,
     },
+    /// The child of destroy-race's "kill the process" rounds (internal).
     #[command(hide = true)]
     RaceChild {
         /// The server's address.
