@@ -15,6 +15,8 @@
 #   make fuzz TARGET=mpa_framer [SECONDS=600]   one long fuzz run
 #   make demo            boot two VMs, load srnic, show it working
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
+#   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
+#                        DURATION seconds (default 600); it prints its seed
 #   make clean
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -25,7 +27,7 @@ LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
 
-.PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz vm-test demo
+.PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz fuzz-abi vm-test demo
 
 all: modules
 
@@ -72,6 +74,10 @@ fuzz-smoke: deps
 
 fuzz: deps
 	scripts/fuzz.sh run $(TARGET) $(SECONDS)
+
+DURATION ?= 600
+fuzz-abi: deps
+	tests/vm/run.sh --variant $(VARIANT) --fuzz-seconds $(DURATION) $(if $(SEED),--fuzz-seed $(SEED)) abi_fuzz
 
 check: check-host check-module fuzz-smoke
 	tests/vm/run.sh --variant debug

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Boot the two srnic test VMs and run test cases (or the demo) in them.
 #
-#   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N] [CASE...]
+#   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N]
+#                   [--fuzz-seconds N] [--fuzz-seed S] [CASE...]
 #
 # --long runs the cases with their full repetition counts (make check-long).
+# --fuzz-seconds and --fuzz-seed set the abi_fuzz case's duration and seed
+# (make fuzz-abi DURATION=N SEED=S; srnic.fuzz_seconds, srnic.fuzz_seed).
 # --cpus gives each VM N virtual CPUs (default: SRNIC_VM_CPUS, else 2), so
 # that races between CPUs are exercised (TCG runs them on separate threads).
 # VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
@@ -24,18 +27,20 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2}
+variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--demo) mode=demo; shift ;;
 	--long) long=1; shift ;;
 	--cpus) cpus=$2; shift 2 ;;
-	-h|--help) sed -n '3,18p' "$0"; exit 0 ;;
+	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;
+	--fuzz-seed) fuzz="$fuzz srnic.fuzz_seed=$2"; shift 2 ;;
+	-h|--help) sed -n '3,21p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
-timeout_s=${SRNIC_VM_TIMEOUT:-$((long ? 36000 : 7200))}
+timeout_s=${SRNIC_VM_TIMEOUT:-$(((long ? 36000 : 7200) + fuzz_s))}
 
 build=$SRNIC_TOP/build/$variant
 kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
@@ -89,7 +94,7 @@ vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist" \
+		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 

@@ -176,6 +176,8 @@ run_cases() {
 		t=$(scaled "$(case_limit "$name" timeout 600)")
 		# check-long's counts are up to 50 times larger.
 		[ "${LONG_RUN:-0}" = 1 ] && t=$((t * 10))
+		# make fuzz-abi DURATION=N: the fuzzer runs N s (not scaled).
+		t=$((t + ${FUZZ_SECONDS:-0}))
 		budget=$(case_limit "$name" budget 30)
 		start=$(uptime_cs)
 		rm -f /tmp/.case_rc

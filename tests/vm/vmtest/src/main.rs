@@ -7,6 +7,7 @@
 //! RDMA connections use `--port + 1`. Each side prints one `ok: ...` or
 //! `FAIL: ...` line per assertion and exits 0 only when every assertion held.
 
+mod abi_fuzz;
 mod budget;
 mod dereg_inflight;
 mod destroy_connecting;
@@ -203,6 +204,38 @@ enum Cmd {
         #[arg(long, default_value_t = 40)]
         max_delay_ms: u64,
     },
+    /// The ABI fuzzer: THREADS threads run random sequences of raw ioctl,
+    /// read, write and poll calls with random and boundary arguments on two
+    /// shared files of /dev/srnic for SECONDS, while CHILDREN processes do the
+    /// same and are killed with SIGKILL at random moments; prints the seed
+    /// and, per command, the calls and the histogram of results. Exits 1 only
+    /// for a result the ABI forbids, or when /dev/srnic cannot be opened.
+    AbiFuzz {
+        /// How long to run.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Threads sharing the two files.
+        #[arg(long, default_value_t = 4)]
+        threads: usize,
+        /// The seed every random choice derives from.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Child processes, killed with SIGKILL and restarted.
+        #[arg(long, default_value_t = 0)]
+        children: usize,
+        /// Connect also to this (IPv4) address (another fuzzer's VM).
+        #[arg(long)]
+        peer: Option<std::net::Ipv4Addr>,
+        /// Listeners and connects use ports PORT_BASE to PORT_BASE + 7.
+        #[arg(long, default_value_t = 29400)]
+        port_base: u16,
+        /// The device.
+        #[arg(long, default_value = "/dev/srnic")]
+        device: String,
+        /// Be one of the children (one blocking file; ends by exit).
+        #[arg(long, hide = true)]
+        child: bool,
+    },
     /// The child of destroy-race's "kill the process" rounds (internal).
     #[command(hide = true)]
     RaceChild {
@@ -360,11 +393,35 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
             wait_established,
         } => destroy_race::child(to, *port, *wait_established, *sends),
         Cmd::RmppPerm { ifname, nid, uid } => rmpp_perm::run(c, ifname, *nid, *uid),
+        // Reports and exits on its own (see main).
+        Cmd::AbiFuzz { .. } => Ok(()),
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Cmd::AbiFuzz {
+        seconds,
+        threads,
+        seed,
+        children,
+        peer,
+        port_base,
+        device,
+        child,
+    } = &cli.cmd
+    {
+        return abi_fuzz::run(&abi_fuzz::Opts {
+            seconds: *seconds,
+            threads: (*threads).max(1),
+            seed: *seed,
+            children: *children,
+            peer: *peer,
+            port_base: *port_base,
+            device: device.clone(),
+            child: *child,
+        });
+    }
     let mut c = Checks::default();
     if let Err(e) = run(&cli.cmd, &mut c) {
         c.fatal(&e);
@@ -401,6 +458,21 @@ mod tests {
         assert!(Cli::try_parse_from(["t", "memcg", "--cgroup", "/sys/fs/cgroup/x"]).is_ok());
         assert!(Cli::try_parse_from(["t", "memcg"]).is_err());
         assert!(Cli::try_parse_from(["t", "rmpp-perm", "--nid", "9"]).is_ok());
+        assert!(Cli::try_parse_from([
+            "t",
+            "abi-fuzz",
+            "--seconds",
+            "5",
+            "--threads",
+            "4",
+            "--seed",
+            "9",
+            "--children",
+            "2"
+        ])
+        .is_ok());
+        assert!(Cli::try_parse_from(["t", "abi-fuzz", "--peer", "192.0.2.2"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "abi-fuzz", "--peer", "nohost"]).is_err());
     }
 
     #[test]
