@@ -8,8 +8,11 @@
 #include <linux/in.h>
 #include <linux/uio.h>
 #include <linux/net.h>
+#include <linux/nsproxy.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <net/net_namespace.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
@@ -24,16 +27,24 @@ static void srnic_sin(struct sockaddr_in *sin, __be32 addr, u16 port)
 }
 
 /*
- * The one creation prologue: a TCP socket of the calling process, in its
- * network namespace (which the socket holds) and made with its credentials:
- * the LSM's socket_create hooks see the caller, the socket's owner (sk_uid)
- * and cgroup (cgroup BPF bind and connect programs, netfilter's owner
- * match) are the caller's. Called only in the caller's context (the LISTEN
- * and CONNECT ioctls); accepted sockets inherit from their listener.
+ * The one creation prologue: a TCP socket for the calling process, made in
+ * its context (the LISTEN and CONNECT ioctls): in its network namespace,
+ * which the socket holds as a user socket would (sk_net_refcnt_upgrade), and
+ * owned by its uid (sock_alloc takes the caller's fsuid for sk_uid); its
+ * cgroup (BPF bind and connect programs, netfilter's owner match) and memory
+ * cgroup are the caller's. It stays a kernel socket: its locks keep lockdep
+ * classes of their own, apart from the user sockets of other kernel users
+ * such as siw, whose callbacks lock in another order. Accepted sockets
+ * inherit all of this from their listener.
  */
 static int srnic_sock_new(struct socket **out)
 {
-	return sock_create(AF_INET, SOCK_STREAM, IPPROTO_TCP, out);
+	int err = sock_create_kern(current->nsproxy->net_ns, AF_INET, SOCK_STREAM, IPPROTO_TCP, out);
+
+	if (err)
+		return err;
+	sk_net_refcnt_upgrade((*out)->sk);
+	return 0;
 }
 
 int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
