@@ -10,7 +10,10 @@
 #    with 64, 4096 and 65535 bytes, 20 pings each (1000 in check-long);
 #  - rdma_server/rdma_client (synchronous rdma_cm endpoints, rdma_get_request,
 #    rdma_get_send_comp/rdma_get_recv_comp over completion channels);
-#  - ucmatose (asynchronous rdma_cm, its own CQs, 10 SENDs each way).
+#  - ucmatose (asynchronous rdma_cm, its own CQs, 10 SENDs each way);
+#  - rping -V with `srnic exec --crc --markers` on the server: the negotiated
+#    MPA options (the stand-in's SRNIC_COMPAT_TRACE) show CRC both ways and
+#    markers to the server.
 . /srnic/lib.sh
 N=$(count 20 1000)
 # Each program run may take this long (1000 pings in check-long take longer).
@@ -86,6 +89,30 @@ echo "-- server side (peer):"
 echo "$srv"
 expect_eq "ucmatose client exit status" "$rc" 0
 expect_eq "ucmatose server exit status" "$src" 0
+port=$((port + 1))
+
+# MPA options through `srnic exec --crc --markers` (the server asks for
+# both; the client asks for nothing). What each side negotiated comes from
+# the stand-in's trace (SRNIC_COMPAT_TRACE): CRC both ways (CRC_TX|CRC_RX,
+# 0x300) on both, markers from the client to the server (the client's
+# MARKERS_TX 0x400, the server's MARKERS_RX 0x800).
+peer "rm -f /tmp/trace_srv"
+peer_bg mpa_srv "SRNIC_COMPAT_TRACE=/tmp/trace_srv srnic exec --crc --markers -- timeout $T rping -s -a $PEER -p $port -S 4096"
+wait_listen "$port" peer || fail "rping -s --crc did not listen"
+rm -f /tmp/trace_cli
+cli=$(SRNIC_COMPAT_TRACE=/tmp/trace_cli timeout $T srnic exec -- rping -c -a "$PEER" -p "$port" -C "$N" -S 4096 -V 2>&1)
+rc=$?
+echo "$cli"
+srv=$(peer_wait mpa_srv 120)
+src=$?
+expect_eq "rping -c against a CRC and markers server: exit status" "$rc" 0
+expect_eq "rping -s with --crc --markers: exit status" "$src" 0
+mpa_of() { sed -n 's/^established mpa=\(0x[0-9a-f]*\)$/\1/p' | head -n1; }
+cli_mpa=$(mpa_of </tmp/trace_cli)
+srv_mpa=$(peer "cat /tmp/trace_srv" | mpa_of)
+echo "negotiated: client $cli_mpa, server $srv_mpa"
+[ -n "$cli_mpa" ] && [ $((cli_mpa & 0x700)) = $((0x700)) ] || fail "the client did not use CRC and send markers ($cli_mpa)"
+[ -n "$srv_mpa" ] && [ $((srv_mpa & 0xb00)) = $((0xb00)) ] || fail "the server did not use CRC and receive markers ($srv_mpa)"
 
 expect_idle
 pass

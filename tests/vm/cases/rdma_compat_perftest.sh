@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 60
+# budget: 75
 # timeout: 1200
 # rdma_compat_perftest: Debian's perftest over srnic through `srnic exec`
 # (rdma_cm connection setup, -R), srnic on both sides: ib_write_bw, ib_read_bw,

@@ -6,7 +6,8 @@
 # (VM b, rdma-core's own libraries): rping -c -V on srnic against siw's
 # rping -s, then siw's rping -c -V against rping -s on srnic; 64, 4096 and 65535
 # bytes, 20 pings each (1000 in check-long). Each side must exit 0 and print
-# nothing but its disconnect.
+# nothing but its disconnect. Then both directions again at 4096 bytes with
+# `srnic exec --crc`: CRC is negotiated (the stand-in's trace says so).
 . /srnic/lib.sh
 N=$(count 20 1000)
 # Each program run may take this long (1000 pings in check-long take longer).
@@ -59,6 +60,40 @@ for size in 64 4096 65535; do
 		only_disconnect server "$(cat /tmp/rping_srv.log)"
 	port=$((port + 1))
 done
+
+# CRC through `srnic exec --crc`, both directions, 4096 bytes: srnic asks for
+# it (as initiator, then in its Reply), siw honours it; the stand-in's trace
+# shows CRC both ways (CRC_TX|CRC_RX, 0x300) on srnic's side.
+crc_used() { # crc_used TRACE
+	local m
+	m=$(sed -n 's/^established mpa=\(0x[0-9a-f]*\)$/\1/p' "$1" | head -n1)
+	echo "negotiated on srnic: ${m:-none}"
+	[ -n "$m" ] && [ $((m & 0x300)) = $((0x300)) ]
+}
+peer_bg rping_srv "timeout $T rping -s -a $PEER -p $port -S 4096"
+wait_listen "$port" peer || fail "siw rping -s did not listen (CRC)"
+rm -f /tmp/trace_cli
+cli=$(SRNIC_COMPAT_TRACE=/tmp/trace_cli timeout $T srnic exec --crc -- rping -c -a "$PEER" -p "$port" -C "$N" -S 4096 -V 2>&1)
+rc=$?
+echo "$cli"
+srv=$(peer_wait rping_srv 600)
+src=$?
+expect_eq "rping -c --crc on srnic: exit status" "$rc" 0
+expect_eq "rping -s on siw (CRC): exit status" "$src" 0
+crc_used /tmp/trace_cli || fail "srnic's rping -c did not use CRC"
+port=$((port + 1))
+rm -f /tmp/trace_srv
+SRNIC_COMPAT_TRACE=/tmp/trace_srv srnic exec --crc -- timeout $T rping -s -a "$ADDR" -p "$port" -S 4096 >/tmp/rping_srv.log 2>&1 &
+pid=$!
+wait_listen "$port" || fail "rping -s --crc on srnic did not listen"
+cli=$(PEER_TIMEOUT=$((T + 60)) peer "timeout $T rping -c -a $ADDR -p $port -C $N -S 4096 -V")
+rc=$?
+echo "$cli"
+wait $pid
+src=$?
+expect_eq "rping -c on siw against a CRC server: exit status" "$rc" 0
+expect_eq "rping -s --crc on srnic: exit status" "$src" 0
+crc_used /tmp/trace_srv || fail "srnic's rping -s did not use CRC"
 siw_peer_down
 expect_idle
 pass

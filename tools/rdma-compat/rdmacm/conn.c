@@ -14,8 +14,52 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cma.h"
+
+/*
+ * The MPA options the program's connections ask for: SRNIC_MPA, a
+ * comma-separated list of "crc" and "markers" (set by `srnic exec --crc
+ * --markers`); rdma_cm has no way to say them. Unknown words are ignored.
+ */
+static uint32_t cma_mpa_flags(void)
+{
+	const char *v = getenv("SRNIC_MPA");
+	uint32_t flags = 0;
+	char buf[64], *save = NULL, *w;
+
+	if (!v || strlen(v) >= sizeof(buf))
+		return 0;
+	strcpy(buf, v);
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "crc"))
+			flags |= SRNIC_MPA_CRC;
+		else if (!strcmp(w, "markers"))
+			flags |= SRNIC_MPA_MARKERS;
+	}
+	return flags;
+}
+
+/*
+ * With SRNIC_COMPAT_TRACE naming a file, each established connection appends
+ * "established mpa=0x..." (srnic's SRNIC_MPA_* flags as negotiated) to it:
+ * rdma_cm programs cannot show the MPA options, tests read them here.
+ */
+static void cma_trace_established(const struct srnic_conn_info *info)
+{
+	const char *path = getenv("SRNIC_COMPAT_TRACE");
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		return;
+	fprintf(f, "established mpa=%#x\n", info->mpa_flags);
+	fclose(f);
+}
 
 /* Listener watcher: each connection request becomes a new id and a
  * CONNECT_REQUEST event on the listener's channel. */
@@ -62,7 +106,7 @@ int rdma_listen(struct rdma_cm_id *rid, int backlog)
 			return -1;
 	}
 	ret = srnic_listen(srnic_compat_sctx(rid->verbs), &rid->route.addr.src_addr,
-			   backlog > 0 ? backlog : SOMAXCONN, 0, &id->listener);
+			   backlog > 0 ? backlog : SOMAXCONN, cma_mpa_flags(), &id->listener);
 	if (ret)
 		return cma_fail(-ret);
 	port = srnic_listener_port(id->listener);
@@ -103,6 +147,7 @@ static void cma_qp_watch(struct srnic_compat_watcher *w)
 		switch (t) {
 		case SRNIC_EVENT_ESTABLISHED:
 			id->connected = true;
+			cma_trace_established(&info);
 			/* The active side gets the acceptor's private data. */
 			cma_queue_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, info.private_data,
 					id->active ? info.private_data_len : 0, cma_u8(info.ird),
@@ -141,6 +186,7 @@ static int cma_conn_param(const struct rdma_conn_param *p, struct srnic_conn_par
 			  uint8_t def_ird, uint8_t def_ord)
 {
 	memset(s, 0, sizeof(*s));
+	s->mpa_flags = cma_mpa_flags();
 	if (!p) {
 		s->ird = def_ird;
 		s->ord = def_ord;
@@ -164,6 +210,7 @@ static int cma_started(struct cma_id *id, int ret, const struct srnic_conn_info 
 	id->active = active;
 	if (ret == 0) {
 		id->connected = true;
+		cma_trace_established(info);
 		cma_queue_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, info->private_data,
 				active ? info->private_data_len : 0, cma_u8(info->ird),
 				cma_u8(info->ord));

@@ -74,9 +74,34 @@ fn library_path(dir: &Path, old: Option<&OsStr>) -> OsString {
     p
 }
 
+/// The environment variable that carries the MPA options to the librdmacm
+/// stand-in (`crc`, `markers`, comma-separated; tools/rdma-compat/rdmacm).
+const MPA_ENV: &str = "SRNIC_MPA";
+
+/// MPA options for the program's connections.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Mpa {
+    /// Ask for CRC32c.
+    pub crc: bool,
+    /// Ask the peer for markers.
+    pub markers: bool,
+}
+
+impl Mpa {
+    /// The value of `SRNIC_MPA` (empty: srnic's defaults).
+    fn env_value(self) -> String {
+        [(self.crc, "crc"), (self.markers, "markers")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, name)| *name)
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
 /// Replaces this process with `argv` run against the stand-ins. Returns only
 /// when the exec failed.
-pub fn exec(device: &Path, libdir: Option<PathBuf>, argv: &[OsString]) -> CmdResult {
+pub fn exec(device: &Path, libdir: Option<PathBuf>, mpa: Mpa, argv: &[OsString]) -> CmdResult {
     let (prog, args) = argv
         .split_first()
         .ok_or_else(|| Fail::Error("srnic exec: no program given".into()))?;
@@ -85,11 +110,15 @@ pub fn exec(device: &Path, libdir: Option<PathBuf>, argv: &[OsString]) -> CmdRes
     let dir = find_libdir(explicit, exe.as_deref())?;
     let dir = dir.canonicalize().unwrap_or(dir);
     let path = library_path(&dir, std::env::var_os("LD_LIBRARY_PATH").as_deref());
-    let err = Command::new(prog)
-        .args(args)
+    let mut cmd = Command::new(prog);
+    cmd.args(args)
         .env("LD_LIBRARY_PATH", path)
-        .env(DEVICE_ENV, device)
-        .exec();
+        .env(DEVICE_ENV, device);
+    let mpa = mpa.env_value();
+    if !mpa.is_empty() {
+        cmd.env(MPA_ENV, mpa);
+    }
+    let err = cmd.exec();
     Err(Fail::Error(format!(
         "srnic exec: cannot run {}: {err}",
         Path::new(prog).display()
@@ -99,6 +128,35 @@ pub fn exec(device: &Path, libdir: Option<PathBuf>, argv: &[OsString]) -> CmdRes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mpa_options_become_the_environment_value() {
+        assert_eq!(Mpa::default().env_value(), "");
+        assert_eq!(
+            Mpa {
+                crc: true,
+                markers: false
+            }
+            .env_value(),
+            "crc"
+        );
+        assert_eq!(
+            Mpa {
+                crc: true,
+                markers: true
+            }
+            .env_value(),
+            "crc,markers"
+        );
+        assert_eq!(
+            Mpa {
+                crc: false,
+                markers: true
+            }
+            .env_value(),
+            "markers"
+        );
+    }
 
     #[test]
     fn library_path_prepends() {

@@ -154,6 +154,13 @@ enum Cmd {
         /// the build tree's build/rdma-compat, then /usr/lib/srnic/rdma-compat).
         #[arg(long, value_name = "DIR")]
         libdir: Option<PathBuf>,
+        /// The program's connections ask for MPA CRC32c (connect and listen;
+        /// used if either side asks).
+        #[arg(long)]
+        crc: bool,
+        /// The program's connections ask the peer to insert MPA markers.
+        #[arg(long)]
+        markers: bool,
         /// The program and its arguments (after `--`).
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         argv: Vec<std::ffi::OsString>,
@@ -250,8 +257,14 @@ fn stats(ctx: &srnic::Context) -> CmdResult {
 
 fn run(cli: Cli) -> CmdResult {
     // The program opens the device itself (through the stand-ins).
-    if let Cmd::Exec { libdir, argv } = cli.cmd {
-        return exec::exec(&cli.device, libdir, &argv);
+    if let Cmd::Exec {
+        libdir,
+        crc,
+        markers,
+        argv,
+    } = cli.cmd
+    {
+        return exec::exec(&cli.device, libdir, exec::Mpa { crc, markers }, &argv);
     }
     let ctx = srnic::Context::open_path(&cli.device)?;
     match cli.cmd {
@@ -468,8 +481,13 @@ mod tests {
         let c =
             Cli::try_parse_from(["srnic", "exec", "--", "rping", "-c", "-a", "10.0.0.2"]).unwrap();
         match c.cmd {
-            Cmd::Exec { libdir, argv } => {
-                assert!(libdir.is_none());
+            Cmd::Exec {
+                libdir,
+                argv,
+                crc,
+                markers,
+            } => {
+                assert!(libdir.is_none() && !crc && !markers);
                 assert_eq!(argv, ["rping", "-c", "-a", "10.0.0.2"]);
             }
             _ => panic!(),
@@ -484,5 +502,14 @@ mod tests {
             }
         ));
         assert!(Cli::try_parse_from(["srnic", "exec"]).is_err());
+        let c = Cli::try_parse_from(["srnic", "exec", "--crc", "--", "rping", "-s"]).unwrap();
+        assert!(matches!(
+            c.cmd,
+            Cmd::Exec {
+                crc: true,
+                markers: false,
+                ..
+            }
+        ));
     }
 }
