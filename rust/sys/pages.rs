@@ -126,26 +126,17 @@ impl PinnedPages {
         len: usize,
         mut f: impl FnMut(*mut u8, usize) -> Result,
     ) -> Result {
-        let end = offset.checked_add(len).ok_or(EFAULT)?;
-        if end > self.pages.len().checked_mul(PAGE_SIZE).ok_or(EFAULT)? {
-            return Err(EFAULT);
-        }
-        let mut pos = offset;
-        while pos < end {
-            let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
-            let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(end - pos);
-            // SAFETY: `page` is pinned by `self`; the mapping is released below
-            // before any other page is mapped.
-            let base = unsafe { bindings::kmap_local_page(page) }.cast::<u8>();
-            // SAFETY: `in_page + n <= PAGE_SIZE`, inside the mapped page.
-            let r = f(unsafe { base.add(in_page) }, n);
+        self.page_slices(offset, len, |p| {
+            // SAFETY: `p.page` is pinned by `self`; the mapping is released
+            // below before any other page is mapped.
+            let base = unsafe { bindings::kmap_local_page(p.page) }.cast::<u8>();
+            // SAFETY: `p.off + p.len <= PAGE_SIZE` (`PageSlice`), inside the
+            // mapped page.
+            let r = f(unsafe { base.add(p.off as usize) }, p.len as usize);
             // SAFETY: `base` is the mapping made above.
             unsafe { bindings::kunmap_local(base.cast()) };
-            r?;
-            pos += n;
-        }
-        Ok(())
+            r
+        })
     }
 
     /// Copies `data` into the pages at `offset`.
