@@ -10,44 +10,27 @@
 #include "glue.h"
 
 /*
- * The kernel memory one open file of /dev/srnic may make srnic allocate, in
- * MiB. Read when a file is opened: a change applies to files opened later.
+ * One unsigned parameter, writable by root (0644), and its reader
+ * srnic_param_NAME(): each value is read when it is used (see below), so a
+ * change applies from then on.
  */
-static unsigned int file_mem_mib = 64;
-module_param(file_mem_mib, uint, 0644);
-MODULE_PARM_DESC(file_mem_mib,
-		 "Kernel memory one open file may make srnic allocate, in MiB (default 64; read at open)");
+#define SRNIC_UINT_PARAM(name, def, desc)			\
+	static unsigned int name = def;				\
+	module_param(name, uint, 0644);				\
+	MODULE_PARM_DESC(name, desc);				\
+	unsigned int srnic_param_##name(void)			\
+	{							\
+		return READ_ONCE(name);				\
+	}
 
-unsigned int srnic_param_file_mem_mib(void)
-{
-	return READ_ONCE(file_mem_mib);
-}
+/* Read when a file is opened: a change applies to files opened later. */
+SRNIC_UINT_PARAM(file_mem_mib, 64,
+		 "Kernel memory one open file may make srnic allocate, in MiB (default 64; read at open)")
 
-/*
- * How long a connection accepted by an iWARP listener may take to send its
- * MPA Request, in ms. Read when the connection is accepted.
- */
-static unsigned int mpa_request_timeout_ms = 10000;
-module_param(mpa_request_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(mpa_request_timeout_ms,
-		 "How long an accepted connection may take to send its MPA Request (ms, default 10000)");
+/* Read when a listener accepts a connection. */
+SRNIC_UINT_PARAM(mpa_request_timeout_ms, 10000,
+		 "How long an accepted connection may take to send its MPA Request (ms, default 10000)")
 
-unsigned int srnic_param_mpa_request_timeout_ms(void)
-{
-	return READ_ONCE(mpa_request_timeout_ms);
-}
-
-/*
- * How long a connected QP's peer may leave sent data unacknowledged, or its
- * receive window closed (it stopped reading), before the QP fails, in ms.
- * Read when a connection is established.
- */
-static unsigned int tx_stall_timeout_ms = 30000;
-module_param(tx_stall_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(tx_stall_timeout_ms,
-		 "How long a peer may stop reading or acknowledging before its QP fails (ms, default 30000)");
-
-unsigned int srnic_param_tx_stall_timeout_ms(void)
-{
-	return READ_ONCE(tx_stall_timeout_ms);
-}
+/* Read when a connection is established. */
+SRNIC_UINT_PARAM(tx_stall_timeout_ms, 30000,
+		 "How long a peer may stop reading or acknowledging before its QP fails (ms, default 30000)")
