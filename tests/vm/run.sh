@@ -98,6 +98,14 @@ vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
+# One VM run at a time on this machine (two would share its cores and slow
+# each other's timing-sensitive cases): wait for the other to finish.
+mkdir -p "$SRNIC_CACHE"
+exec 9>"$SRNIC_CACHE/vm-run.lock"
+if ! flock -n 9; then
+	log "another VM run is under way on this machine; waiting for it"
+	flock 9
+fi
 log "booting VMs ($variant kernel, $accel, $cpus vCPUs each), logs in $logs"
 start=$(date +%s)
 vm a 192.0.2.1 192.0.2.2 "socket,id=n0,udp=127.0.0.1:$port_b,localaddr=127.0.0.1:$port_a" \
