@@ -51,6 +51,7 @@ struct SrnicModule {
     // Field order is drop order: the device goes first (no new files), then the
     // workqueue, whose destruction waits for every queued item.
     _misc: sys::miscdev::Registration<chardev::File>,
+    _netdevs: sys::netdev::NetdevWatch,
     _wq: sys::wq::WorkQueue,
     _nodes: rmpp::node::Registration,
 }
@@ -63,10 +64,12 @@ impl kernel::Module for SrnicModule {
         // Documentation/srnic/index.rst.
         let nodes = rmpp::node::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
+        let netdevs = sys::netdev::NetdevWatch::register()?;
         let misc = sys::miscdev::Registration::<chardev::File>::register(c_str!("srnic"), 0o666)?;
         verbs::limits::announce();
         Ok(Self {
             _misc: misc,
+            _netdevs: netdevs,
             _wq: wq,
             _nodes: nodes,
         })

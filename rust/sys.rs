@@ -17,6 +17,7 @@ pub mod netdev;
 pub mod pages;
 pub mod param;
 pub mod random;
+pub mod ratelimit;
 pub mod socket;
 pub mod timer;
 pub mod waitqueue;

@@ -329,8 +329,9 @@ struct srnic_disconnect {
 #define SRNIC_EVENT_REJECTED		4	/* handle: QP */
 #define SRNIC_EVENT_DISCONNECTED	5	/* handle: QP */
 #define SRNIC_EVENT_CONNECT_ERROR	6	/* handle: QP; status: -errno */
-#define SRNIC_EVENT_QP_ERROR		7	/* handle: QP; term */
+#define SRNIC_EVENT_QP_ERROR		7	/* handle: QP; term; status: -errno or 0 */
 #define SRNIC_EVENT_CQ_ERROR		8	/* handle: CQ overflowed */
+#define SRNIC_EVENT_RMPP_ERROR		9	/* handle: RMPP endpoint; status: -errno */
 
 /*
  * What read() returns: whole records, as many as fit. With none pending, read()

@@ -20,9 +20,9 @@ use crate::{
     sys::netdev::net_admin,
     uapi::*,
     verbs::context::Context,
-    verbs::cq::Cq,
+    verbs::cq::{Cq, CqUse},
     verbs::limits,
-    verbs::pd::Pd,
+    verbs::pd::{Pd, PdUse},
     verbs::qp::{Qp, QpCaps},
     verbs::stats,
 };
@@ -115,6 +115,13 @@ fn with_arg<T: Arg>(cmd: u32, arg: usize, f: impl FnOnce(&mut T) -> Result<isize
     if val.size() as usize != len || !val.reserved_zero() {
         return Err(EINVAL);
     }
+    // The result must be deliverable before anything is made: a command whose
+    // argument cannot be written back (read-only memory) fails with EFAULT
+    // before it creates an object nobody would know the handle of. Writing
+    // back what was read changes nothing. (A caller that makes the memory
+    // read-only while the command runs still loses the result, and the
+    // object stays with its file.)
+    UserSlice::new(arg, len).writer().write(&val)?;
     let ret = f(&mut val)?;
     w.write(&val)?;
     Ok(ret)
@@ -205,7 +212,14 @@ fn reg_mr(ctx: &Context, a: &mut SrnicRegMr) -> Result<isize> {
     if a.access & SRNIC_ACCESS_REMOTE_WRITE != 0 && a.access & SRNIC_ACCESS_LOCAL_WRITE == 0 {
         return Err(EINVAL);
     }
-    let pd = ctx.objs.lock().pds.get(a.pd_handle)?.clone();
+    // The PD counts as used from here (pinning happens outside the lock):
+    // DEALLOC_PD cannot free it under the registration.
+    let (pd, _using) = {
+        let o = ctx.objs.lock();
+        let pd = o.pds.get(a.pd_handle)?.clone();
+        let using = PdUse::new(&pd);
+        (pd, using)
+    };
     let mr = ctx.mrs.register(&pd, a.addr, a.length, a.access)?;
     a.mr_handle = mr.stag >> 8;
     a.lkey = mr.stag;
@@ -249,14 +263,30 @@ fn poll_cq(ctx: &Context, a: &mut SrnicPollCq) -> Result<isize> {
     let mut w = UserSlice::new(a.wc_ptr as usize, total).writer();
     let mut done = 0;
     let mut buf = [SrnicWc::default(); BATCH];
+    // Completions are taken only once written: one that faults stays queued
+    // for the next poll. Other pollers of this CQ wait meanwhile; nothing
+    // that adds completions does.
+    let _poller = cq.pollers.lock();
     while done < want {
-        let n = cq.poll(&mut buf[..BATCH.min(want - done)]);
+        let n = cq.peek(&mut buf[..BATCH.min(want - done)]);
+        let mut written = 0;
+        let mut fault = None;
         for wc in &buf[..n] {
-            // A completion that cannot be delivered is lost, as with any fault in
-            // the caller's array; the count tells how many arrived.
-            w.write(wc)?;
+            if let Err(e) = w.write(wc) {
+                fault = Some(e);
+                break;
+            }
+            written += 1;
         }
-        done += n;
+        cq.consume(written);
+        done += written;
+        if let Some(e) = fault {
+            // The count tells what arrived; only a first fault is an error.
+            if done == 0 {
+                return Err(e);
+            }
+            break;
+        }
         if n < BATCH.min(want) {
             break;
         }
@@ -407,16 +437,19 @@ fn rmpp_set_node(a: &mut SrnicRmppNode) -> Result<isize> {
 fn rmpp_create_ep(ctx: &Context, a: &mut SrnicRmppCreateEp) -> Result<isize> {
     let params = EpParams::from_abi(a)?;
     let name = ifname(&a.ifname)?;
-    let (pd, scq, rcq, handle) = {
+    // The PD and CQs count as used from here (the endpoint is made outside
+    // the lock): DEALLOC_PD and DESTROY_CQ answer EBUSY meanwhile.
+    let (pd, scq, rcq, handle, _using) = {
         let o = ctx.objs.lock();
-        (
+        let (pd, scq, rcq) = (
             o.pds.get(a.pd_handle)?.clone(),
             o.cqs.get(a.send_cq)?.clone(),
             o.cqs.get(a.recv_cq)?.clone(),
-            o.eps.next_handle()?,
-        )
+        );
+        let using = (PdUse::new(&pd), CqUse::new(&scq), CqUse::new(&rcq));
+        (pd, scq, rcq, o.eps.next_handle()?, using)
     };
-    let ep = Ep::create(handle, params, name, &pd, ctx.mrs.clone(), scq, rcq, &ctx.budget)?;
+    let ep = Ep::create(handle, params, name, &pd, ctx.mrs.clone(), scq, rcq, ctx.events.clone(), &ctx.budget)?;
     let inserted = {
         let mut o = ctx.objs.lock();
         // Another thread may have taken the handle meanwhile.

@@ -16,7 +16,7 @@ use crate::{
     iwarp::{
         conn_req::{Backlog, ConnTable},
         incoming::{Filing, Incoming},
-        params::mpa_config,
+        params::{check_mss, mpa_config},
     },
     sys::{
         socket::{Attached, SocketEvent, SocketEvents, SockAddrV4, TcpSocket},
@@ -180,6 +180,11 @@ impl Listener {
     /// Makes room for one more connection (evicting the oldest if needed) and
     /// lets it wait for its Request.
     fn admit(self: &Arc<Self>, conn: TcpSocket) {
+        // A peer that forced a tiny MSS is refused at once (reset).
+        if check_mss(&conn).is_err() {
+            conn.shutdown(true);
+            return;
+        }
         let Ok(inc) = Incoming::start(self.filing.clone(), conn) else { return };
         let evicted = {
             let mut i = self.inner.lock();

@@ -15,7 +15,7 @@ use crate::{
     iwarp::{
         handover::{connect_failed, establish},
         mpa_io::{FrameReader, CONNECT_TIMEOUT_MS, REPLY_TIMEOUT_MS},
-        params::PrivateData,
+        params::{check_mss, PrivateData},
     },
     proto::mpa::{
         frame::MAX_FRAME_LEN,
@@ -153,6 +153,9 @@ impl Outgoing {
                 Ok(false) => return Step::Wait,
                 Err(e) => return Step::Failed(e),
                 Ok(true) => {}
+            }
+            if let Err(e) = check_mss(&sock) {
+                return Step::Failed(e);
             }
             sock.set_nodelay();
             let mut buf = [0u8; MAX_FRAME_LEN];

@@ -5,7 +5,11 @@
 
 use crate::{
     proto::mpa::{frame::MAX_PD_SIW, negotiate::MpaConfig, Negotiated, Rtr, RtrCaps},
-    sys::{errno::eafnosupport, socket::SockAddrV4},
+    sys::{
+        errno::{eafnosupport, emsgsize},
+        param,
+        socket::{SockAddrV4, TcpSocket},
+    },
     uapi::*,
     verbs::limits,
 };
@@ -113,3 +117,13 @@ impl PrivateData {
     }
 }
 
+
+/// Whether a new TCP connection may start MPA: its MSS must be at least the
+/// `min_mss` parameter (`EMSGSIZE` otherwise). This bounds the FPDUs (and
+/// segments) of a READ response to what a path of `min_mss` needs.
+pub(crate) fn check_mss(sock: &TcpSocket) -> Result {
+    if sock.path_mss() < param::min_mss() {
+        return Err(emsgsize());
+    }
+    Ok(())
+}

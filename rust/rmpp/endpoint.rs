@@ -54,11 +54,12 @@ use crate::{
     sys::{
         gfp::ACCOUNTED,
         netdev::{now_ns, port_footprint, Port, PORT_COUNTERS},
-        errno::{ehostunreach, eshutdown},
+        errno::{ehostunreach, enetdown, eshutdown},
     },
     uapi::*,
     verbs::budget::{self, Budget, Charge},
     verbs::cq::Cq,
+    verbs::events::{event, Events},
     verbs::limits,
     verbs::mr::{MrTable, Need},
     verbs::pd::{Pd, PdUse},
@@ -103,6 +104,8 @@ struct Inner {
     shadow: KVVec<u8>,
     next_post: u64,
     next_match: u64,
+    /// The netdev went down or away: the endpoint stopped for good.
+    link_down: bool,
     /// Counter values already added to the module's statistics.
     seen_port: [u64; PORT_COUNTERS],
     seen_engine: Counters,
@@ -121,6 +124,8 @@ pub(crate) struct Ep {
     mrs: Arc<MrTable>,
     send_cq: Arc<Cq>,
     recv_cq: Arc<Cq>,
+    /// The context's event queue (`SRNIC_EVENT_RMPP_ERROR`).
+    events: Arc<Events>,
     #[pin]
     inner: Mutex<Inner>,
     #[pin]
@@ -190,6 +195,7 @@ impl Ep {
         mrs: Arc<MrTable>,
         send_cq: Arc<Cq>,
         recv_cq: Arc<Cq>,
+        events: Arc<Events>,
         budget: &Arc<Budget>,
     ) -> Result<Arc<Self>> {
         // Raw frames need CAP_NET_RAW for the netdev, before anything else.
@@ -207,7 +213,8 @@ impl Ep {
             nid: params.nid,
         };
         nodes::bind(bound)?;
-        match Self::create_bound(handle, params, bound, mtu, ifname, pd, mrs, send_cq, recv_cq, charge) {
+        let cqs = (send_cq, recv_cq);
+        match Self::create_bound(handle, params, bound, mtu, ifname, pd, mrs, cqs, events, charge) {
             Ok(ep) => Ok(ep),
             Err(e) => {
                 nodes::unbind(bound);
@@ -225,8 +232,8 @@ impl Ep {
         ifname: &CStr,
         pd: &Arc<Pd>,
         mrs: Arc<MrTable>,
-        send_cq: Arc<Cq>,
-        recv_cq: Arc<Cq>,
+        (send_cq, recv_cq): (Arc<Cq>, Arc<Cq>),
+        events: Arc<Events>,
         charge: Charge,
     ) -> Result<Arc<Self>> {
         // The engine's receive table also holds finished messages until their
@@ -248,6 +255,7 @@ impl Ep {
             shadow: KVVec::from_elem(0u8, usize::from(mtu), ACCOUNTED)?,
             next_post: 0,
             next_match: 0,
+            link_down: false,
             seen_port: [0; PORT_COUNTERS],
             seen_engine: Counters::default(),
             seen_sends: 0,
@@ -264,6 +272,7 @@ impl Ep {
                 mrs,
                 send_cq,
                 recv_cq,
+                events,
                 inner <- new_mutex!(inner, "srnic_rmpp_ep"),
                 work <- new_work!("srnic_rmpp_ep"),
                 _charge: charge,
@@ -301,9 +310,9 @@ impl Ep {
         let len = u32::try_from(a.length).map_err(|_| EINVAL)?;
         {
             let mut g = self.inner.lock();
-            let Inner { engine, sends, port, .. } = &mut *g;
+            let Inner { engine, sends, port, link_down, .. } = &mut *g;
             if port.is_none() {
-                return Err(eshutdown());
+                return Err(stopped(*link_down));
             }
             let (i, slot) = sends.iter_mut().enumerate().find(|(_, s)| s.is_none()).ok_or(EAGAIN)?;
             let handle = engine
@@ -330,7 +339,7 @@ impl Ep {
         let buf = Buf::new(&self.mrs, self.pd.id(), a.addr, a.length, a.lkey, Need::LocalWrite)?;
         let mut g = self.inner.lock();
         if g.port.is_none() {
-            return Err(eshutdown());
+            return Err(stopped(g.link_down));
         }
         let seq = g.next_post;
         let slot = g.recvs.iter_mut().find(|s| s.is_none()).ok_or(EAGAIN)?;
@@ -350,11 +359,12 @@ impl Ep {
 
     /// Stops the endpoint: aborts its messages in flight (a NULL goes out for
     /// each, so their receivers free their state), flushes its posted receives,
-    /// and detaches from the netdev. Every buffer is released.
-    pub(crate) fn close(&self) {
+    /// and detaches from the netdev. Every buffer is released. Returns
+    /// whether this call closed it (`false`: it was closed already).
+    pub(crate) fn close(&self) -> bool {
         let port = {
             let mut g = self.inner.lock();
-            let Some(port) = g.port.take() else { return };
+            let Some(port) = g.port.take() else { return false };
             let now = now_ns();
             let Inner { engine, sends, recvs, .. } = &mut *g;
             let mut aborted = 0;
@@ -396,6 +406,28 @@ impl Ep {
         drop(port);
         nodes::unbind(self.bound);
         stats::sub(Rmpp::endpoints, 1);
+        true
+    }
+
+    /// The netdev went down or away: the endpoint stops as `close` stops it
+    /// (its netdev reference goes with the port, so the netdev's
+    /// unregistration can complete) and reports `SRNIC_EVENT_RMPP_ERROR`.
+    fn stop_link_down(&self) {
+        self.inner.lock().link_down = true;
+        if self.close() {
+            let mut ev = event(SRNIC_EVENT_RMPP_ERROR, self.handle);
+            ev.status = enetdown().to_errno();
+            self.events.push(ev);
+        }
+    }
+}
+
+/// The error of a request to a stopped endpoint.
+fn stopped(link_down: bool) -> Error {
+    if link_down {
+        enetdown()
+    } else {
+        eshutdown()
     }
 }
 

@@ -62,3 +62,8 @@ pub(crate) fn etimedout() -> Error {
 pub(crate) fn einprogress() -> Error {
     errno(bindings::EINPROGRESS)
 }
+
+/// `ENETDOWN`: the interface a connection or endpoint used went down or away.
+pub(crate) fn enetdown() -> Error {
+    errno(bindings::ENETDOWN)
+}

@@ -50,6 +50,7 @@ int srnic_bvec_virt(const void *addr, size_t len, struct bio_vec *bv);
 void srnic_sock_set_user_timeout(struct socket *sock, unsigned int ms);
 int srnic_sock_error(struct socket *sock);
 int srnic_sock_mss(struct socket *sock);
+int srnic_sock_path_mss(struct socket *sock);
 int srnic_sock_recv(struct socket *sock, void *buf, size_t len);
 bool srnic_sock_closed(struct socket *sock);
 int srnic_sock_port(struct socket *sock);
@@ -79,6 +80,7 @@ void srnic_module_put(void);
 unsigned int srnic_param_file_mem_mib(void);
 unsigned int srnic_param_mpa_request_timeout_ms(void);
 unsigned int srnic_param_tx_stall_timeout_ms(void);
+unsigned int srnic_param_min_mss(void);
 
 /* rust/sys/crc.rs */
 u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
@@ -89,6 +91,7 @@ struct workqueue_struct *srnic_alloc_wq(const char *name);
 /* rust/sys/netdev.rs: raw Ethernet ports (Sandia RMPP), the caller's namespace */
 struct srnic_port;
 struct sk_buff;
+struct net_device;
 enum srnic_port_counter {
 	SRNIC_PORT_RX_SHORT,
 	SRNIC_PORT_RX_BAD_VERSION,
@@ -102,6 +105,10 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 				   srnic_port_notify_fn notify, void *owner, int *err);
 void *srnic_port_close(struct srnic_port *p);
 int srnic_port_ifindex(struct srnic_port *p);
+bool srnic_port_down(struct srnic_port *p);
+int srnic_netdev_watch(void);
+void srnic_netdev_unwatch(void);
+void srnic_socks_netdev_down(struct net_device *dev);
 size_t srnic_port_footprint(unsigned int mtu, u32 qmax);
 void srnic_port_counters(struct srnic_port *p, u64 *out);
 struct sk_buff *srnic_port_dequeue(struct srnic_port *p);

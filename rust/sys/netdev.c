@@ -8,6 +8,7 @@
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
 #include <linux/if_ether.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/nsproxy.h>
 #include <linux/sched.h>
@@ -38,8 +39,19 @@ struct srnic_port {
 	void *owner;
 	u32 nid;
 	u32 qmax;
+	/* Set when the netdev went down or away: the owner must close the port. */
+	bool down;
+	/* On srnic_ports from open to close. */
+	struct list_head node;
 	atomic_long_t cnt[SRNIC_PORT_NR_COUNTERS];
 };
+
+/*
+ * Every open port, for the netdevice notifier. The mutex nests inside RTNL;
+ * nothing takes RTNL under it.
+ */
+static LIST_HEAD(srnic_ports);
+static DEFINE_MUTEX(srnic_ports_lock);
 
 static int srnic_port_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt,
 			  struct net_device *orig_dev)
@@ -147,6 +159,9 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 	p->pt.type = htons(ethertype);
 	p->pt.dev = dev;
 	p->pt.func = srnic_port_rcv;
+	mutex_lock(&srnic_ports_lock);
+	list_add_tail(&p->node, &srnic_ports);
+	mutex_unlock(&srnic_ports_lock);
 	dev_add_pack(&p->pt);
 	return p;
 }
@@ -160,12 +175,61 @@ void *srnic_port_close(struct srnic_port *p)
 {
 	void *owner = p->owner;
 
+	mutex_lock(&srnic_ports_lock);
+	list_del(&p->node);
+	mutex_unlock(&srnic_ports_lock);
 	dev_remove_pack(&p->pt); /* waits for running handlers (synchronize_net) */
 	timer_shutdown_sync(&p->timer);
 	skb_queue_purge(&p->rxq);
 	netdev_put(p->dev, &p->tracker);
 	kfree(p);
 	return owner;
+}
+
+/* Whether the netdev went down or away since the port was opened. */
+bool srnic_port_down(struct srnic_port *p)
+{
+	return READ_ONCE(p->down);
+}
+
+/*
+ * A netdev going down (NETDEV_DOWN, also sent first when it is unregistered)
+ * or away (NETDEV_UNREGISTER: a netdev that was down already): srnic's
+ * connections through it are aborted, and the owners of its ports are told
+ * to close them, which drops their references so the unregistration
+ * completes at once (netdev_wait_allrefs waits for them).
+ */
+static int srnic_netdev_event(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct srnic_port *p;
+
+	if (event != NETDEV_DOWN && event != NETDEV_UNREGISTER)
+		return NOTIFY_DONE;
+	srnic_socks_netdev_down(dev);
+	mutex_lock(&srnic_ports_lock);
+	list_for_each_entry(p, &srnic_ports, node) {
+		if (p->dev == dev && !p->down) {
+			WRITE_ONCE(p->down, true);
+			p->notify(p->owner);
+		}
+	}
+	mutex_unlock(&srnic_ports_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block srnic_netdev_nb = {
+	.notifier_call = srnic_netdev_event,
+};
+
+int srnic_netdev_watch(void)
+{
+	return register_netdevice_notifier(&srnic_netdev_nb);
+}
+
+void srnic_netdev_unwatch(void)
+{
+	unregister_netdevice_notifier(&srnic_netdev_nb);
 }
 
 int srnic_port_ifindex(struct srnic_port *p)

@@ -22,6 +22,7 @@ use kernel::ffi::c_char;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::{
+    error::to_result,
     prelude::*,
     str::CStr,
     sync::{Arc, ArcBorrow},
@@ -56,6 +57,9 @@ extern "C" {
     ) -> *mut RawPort;
     fn srnic_port_close(p: *mut RawPort) -> *mut c_void;
     fn srnic_port_ifindex(p: *mut RawPort) -> c_int;
+    fn srnic_port_down(p: *mut RawPort) -> bool;
+    fn srnic_netdev_watch() -> c_int;
+    fn srnic_netdev_unwatch();
     fn srnic_port_footprint(mtu: c_uint, qmax: u32) -> usize;
     fn srnic_port_counters(p: *mut RawPort, out: *mut u64);
     fn srnic_port_dequeue(p: *mut RawPort) -> *mut RawSkb;
@@ -119,6 +123,30 @@ pub(crate) fn port_footprint(mtu: u32, qmax: u32) -> usize {
     unsafe { srnic_port_footprint(mtu, qmax) }
 }
 
+/// The module's netdevice notifier, registered from module init to exit.
+///
+/// When a netdev goes down (or is unregistered), every TCP connection of
+/// srnic through it is aborted with `ENETDOWN` (its owner sees the socket
+/// fail) and every [`Port`] on it is marked down and its owner notified, so
+/// `ip link set down` and `ip link del` complete at once.
+pub(crate) struct NetdevWatch(());
+
+impl NetdevWatch {
+    /// Registers the notifier.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: no preconditions; unregistered exactly once, in `drop`.
+        to_result(unsafe { srnic_netdev_watch() })?;
+        Ok(Self(()))
+    }
+}
+
+impl Drop for NetdevWatch {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`.
+        unsafe { srnic_netdev_unwatch() };
+    }
+}
+
 /// The owner of a [`Port`]: told from softirq context that work is waiting.
 pub(crate) trait PortOwner: Send + Sync + 'static {
     /// A frame was queued or the timer fired. Runs in softirq context: it must
@@ -177,6 +205,13 @@ impl<T: PortOwner> Port<T> {
     pub(crate) fn ifindex(&self) -> i32 {
         // SAFETY: the port is open.
         unsafe { srnic_port_ifindex(self.raw.as_ptr()) }
+    }
+
+    /// Whether the netdev went down or away: the owner was notified and must
+    /// close the port (drop it), which releases the netdev.
+    pub(crate) fn is_down(&self) -> bool {
+        // SAFETY: the port is open.
+        unsafe { srnic_port_down(self.raw.as_ptr()) }
     }
 
     /// The softirq filter's counters (short, bad version, bad type, other NID,

@@ -34,3 +34,7 @@ SRNIC_UINT_PARAM(mpa_request_timeout_ms, 10000,
 /* Read when a connection is established. */
 SRNIC_UINT_PARAM(tx_stall_timeout_ms, 30000,
 		 "How long a peer may stop reading or acknowledging before its QP fails (ms, default 30000)")
+
+/* Read when a TCP connection is made (accepted, or connected). */
+SRNIC_UINT_PARAM(min_mss, 536,
+		 "Smallest TCP MSS a connection may have; one with less is refused (bytes, default 536)")

@@ -6,6 +6,7 @@ extern "C" {
     fn srnic_param_file_mem_mib() -> core::ffi::c_uint;
     fn srnic_param_mpa_request_timeout_ms() -> core::ffi::c_uint;
     fn srnic_param_tx_stall_timeout_ms() -> core::ffi::c_uint;
+    fn srnic_param_min_mss() -> core::ffi::c_uint;
 }
 
 /// Least request timeout used, whatever the parameter says (0 would close
@@ -38,4 +39,14 @@ const MIN_STALL_TIMEOUT_MS: u32 = 100;
 pub(crate) fn tx_stall_timeout_ms() -> u32 {
     // SAFETY: reads an integer; no preconditions.
     unsafe { srnic_param_tx_stall_timeout_ms() }.max(MIN_STALL_TIMEOUT_MS)
+}
+
+/// `min_mss`: the smallest TCP MSS a connection may have (default 536, the
+/// MSS TCP assumes without an MSS option, RFC 1122 section 4.2.2.6); one with less is
+/// refused before MPA start-up. A peer that forces a tiny MSS would otherwise
+/// make every READ response many times more packets (and FPDUs) than the
+/// path needs. Read when a connection is made.
+pub(crate) fn min_mss() -> usize {
+    // SAFETY: reads an integer; no preconditions.
+    unsafe { srnic_param_min_mss() as usize }
 }

@@ -6,6 +6,9 @@
  */
 #include <linux/bvec.h>
 #include <linux/in.h>
+#include <linux/inetdevice.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
 #include <linux/uio.h>
 #include <linux/net.h>
 #include <linux/nsproxy.h>
@@ -165,6 +168,19 @@ int srnic_sock_mss(struct socket *sock)
 	return READ_ONCE(tcp_sk(sock->sk)->mss_cache);
 }
 
+/*
+ * The MSS of the connection as the peer's MSS option and the path MTU allow
+ * it, before TCP options (timestamps) take their bytes of each segment: what
+ * an MSS limit compares against (a peer announcing 536 has an MSS of 536, of
+ * which timestamps use 12).
+ */
+int srnic_sock_path_mss(struct socket *sock)
+{
+	const struct tcp_sock *tp = tcp_sk(sock->sk);
+
+	return READ_ONCE(tp->mss_cache) + tp->tcp_header_len - sizeof(struct tcphdr);
+}
+
 int srnic_sock_port(struct socket *sock)
 {
 	struct sockaddr_in sin;
@@ -239,6 +255,9 @@ bool srnic_sock_closed(struct socket *sock)
 struct srnic_sock_cb {
 	srnic_sock_cb_fn fn;
 	void *user;
+	/* On srnic_socks while the callbacks are installed. */
+	struct list_head node;
+	struct sock *sk;
 	/* The socket's own callbacks, restored when srnic's are removed. */
 	void (*sk_data_ready)(struct sock *sk);
 	void (*sk_write_space)(struct sock *sk);
@@ -255,6 +274,14 @@ static struct srnic_sock_cb *srnic_cb(struct sock *sk)
 {
 	return (struct srnic_sock_cb *)((uintptr_t)sk->sk_user_data & SK_USER_DATA_PTRMASK);
 }
+
+/*
+ * Every socket with srnic's callbacks (listeners, connections starting up,
+ * QPs' connections), for srnic_socks_netdev_down(). The mutex nests inside
+ * RTNL (the netdevice notifier) and outside the socket's lock.
+ */
+static LIST_HEAD(srnic_socks);
+static DEFINE_MUTEX(srnic_socks_lock);
 
 #define SRNIC_SOCK_CALLBACK(name, field, event)					\
 static void name(struct sock *sk)							\
@@ -307,6 +334,10 @@ int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *use
 	sk->sk_write_space = srnic_sk_write_space;
 	sk->sk_state_change = srnic_sk_state_change;
 	write_unlock_bh(&sk->sk_callback_lock);
+	cb->sk = sk;
+	mutex_lock(&srnic_socks_lock);
+	list_add_tail(&cb->node, &srnic_socks);
+	mutex_unlock(&srnic_socks_lock);
 	return 0;
 }
 
@@ -330,8 +361,70 @@ void *srnic_sock_clear_callbacks(struct socket *sock)
 		user = cb->user;
 	}
 	write_unlock_bh(&sk->sk_callback_lock);
+	if (cb) {
+		mutex_lock(&srnic_socks_lock);
+		list_del(&cb->node);
+		mutex_unlock(&srnic_socks_lock);
+	}
 	kfree(cb);
 	return user;
+}
+
+/*
+ * Whether the connection of sk goes through dev: it is bound to dev, or its
+ * cached route leaves through dev, or (no route cached) its IPv4 source
+ * address is one of dev's. A connection to an address of this host goes
+ * through the loopback device, not through the device holding the address.
+ */
+static bool srnic_sock_on_dev(struct sock *sk, struct net_device *dev)
+{
+	struct dst_entry *dst;
+	struct in_device *in;
+	const struct in_ifaddr *ifa;
+	bool on = false;
+
+	if (!net_eq(sock_net(sk), dev_net(dev)))
+		return false;
+	if (READ_ONCE(sk->sk_bound_dev_if))
+		return READ_ONCE(sk->sk_bound_dev_if) == dev->ifindex;
+	rcu_read_lock();
+	dst = __sk_dst_get(sk);
+	if (dst) {
+		on = READ_ONCE(dst->dev) == dev;
+	} else if (sk->sk_family == AF_INET) {
+		in = __in_dev_get_rcu(dev);
+		if (in) {
+			in_dev_for_each_ifa_rcu(ifa, in) {
+				if (ifa->ifa_local == READ_ONCE(inet_sk(sk)->inet_saddr))
+					on = true;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return on;
+}
+
+/*
+ * dev went down or away: every srnic connection through it is aborted with
+ * ENETDOWN (a reset goes out if the device still can send it), as `ss -K`
+ * would abort it. The owners learn it from their state-change callback and
+ * the socket's error. Listeners stay: they are not tied to one device. Called
+ * from the netdevice notifier (process context, RTNL held).
+ */
+void srnic_socks_netdev_down(struct net_device *dev)
+{
+	struct srnic_sock_cb *cb;
+	int state;
+
+	mutex_lock(&srnic_socks_lock);
+	list_for_each_entry(cb, &srnic_socks, node) {
+		state = inet_sk_state_load(cb->sk);
+		if (state == TCP_LISTEN || state == TCP_CLOSE)
+			continue;
+		if (srnic_sock_on_dev(cb->sk, dev))
+			tcp_abort(cb->sk, ENETDOWN);
+	}
+	mutex_unlock(&srnic_socks_lock);
 }
 
 /*

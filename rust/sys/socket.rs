@@ -62,6 +62,7 @@ extern "C" {
     fn srnic_sock_set_user_timeout(sock: *mut RawSocket, ms: core::ffi::c_uint);
     fn srnic_sock_error(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_mss(sock: *mut RawSocket) -> c_int;
+    fn srnic_sock_path_mss(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_recv(sock: *mut RawSocket, buf: *mut c_void, len: usize) -> c_int;
     fn srnic_sock_closed(sock: *mut RawSocket) -> bool;
     fn srnic_sock_set_callbacks(sock: *mut RawSocket, f: CbFn, user: *mut c_void) -> c_int;
@@ -288,6 +289,14 @@ impl TcpSocket {
     pub(crate) fn mss(&self) -> usize {
         // SAFETY: `self` is a live socket.
         let r = unsafe { srnic_sock_mss(self.raw()) };
+        usize::try_from(r).unwrap_or(0)
+    }
+
+    /// The MSS the peer's MSS option and the path MTU allow, TCP options not
+    /// subtracted (a peer announcing 536 gives 536).
+    pub(crate) fn path_mss(&self) -> usize {
+        // SAFETY: `self` is a live socket.
+        let r = unsafe { srnic_sock_path_mss(self.raw()) };
         usize::try_from(r).unwrap_or(0)
     }
 

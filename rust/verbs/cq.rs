@@ -19,9 +19,9 @@ use crate::proto::ring::Ring;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     alloc::KVVec,
-    new_spinlock,
+    new_mutex, new_spinlock,
     prelude::*,
-    sync::{Arc, SpinLock},
+    sync::{Arc, Mutex, SpinLock},
 };
 
 /// The CQ's mutable state.
@@ -48,6 +48,10 @@ pub(crate) struct Cq {
     pub(crate) handle: u32,
     #[pin]
     inner: SpinLock<Inner>,
+    /// Serializes `POLL_CQ` callers across their writes to user memory (see
+    /// [`Cq::peek`]); only pollers of this CQ wait for it.
+    #[pin]
+    pub(crate) pollers: Mutex<()>,
     notify: Arc<dyn CqNotify>,
     /// Queue pairs using this CQ.
     pub(crate) users: AtomicU32,
@@ -69,6 +73,7 @@ impl Cq {
             pin_init!(Self {
                 handle,
                 inner <- new_spinlock!(Inner { wcs: Ring::new(wcs), armed: 0, overflowed: false }, "srnic_cq"),
+                pollers <- new_mutex!((), "srnic_cq_pollers"),
                 notify,
                 users: AtomicU32::new(0),
                 _charge: charge,
@@ -104,16 +109,27 @@ impl Cq {
         }
     }
 
-    /// Moves up to `out.len()` completions into `out`; returns how many.
-    pub(crate) fn poll(&self, out: &mut [SrnicWc]) -> usize {
-        let mut r = self.inner.lock();
+    /// Copies the oldest completions, up to `out.len()`, into `out` without
+    /// taking them; returns how many. A poller holds `pollers` from its peek
+    /// to its [`Cq::consume`], so the completions it delivers are the ones
+    /// it takes, and a fault while it writes them out loses none.
+    pub(crate) fn peek(&self, out: &mut [SrnicWc]) -> usize {
+        let r = self.inner.lock();
         let mut n = 0;
-        for o in out.iter_mut() {
-            let Some(wc) = r.wcs.pop_value() else { break };
-            *o = wc;
+        for (k, o) in out.iter_mut().enumerate() {
+            let Some(wc) = r.wcs.get(k) else { break };
+            *o = *wc;
             n += 1;
         }
         n
+    }
+
+    /// Takes the `n` oldest completions (delivered after a [`Cq::peek`]).
+    pub(crate) fn consume(&self, n: usize) {
+        let mut r = self.inner.lock();
+        for _ in 0..n {
+            r.wcs.pop();
+        }
     }
 
     /// Arms the CQ with `SRNIC_CQ_*` flags; returns whether completions are
@@ -125,8 +141,28 @@ impl Cq {
         !r.wcs.is_empty()
     }
 
-    /// Whether a queue pair still uses this CQ.
+    /// Whether a queue pair or RMPP endpoint still uses this CQ (or one is
+    /// being made with it, see [`CqUse`]).
     pub(crate) fn in_use(&self) -> bool {
         self.users.load(Ordering::Acquire) != 0
+    }
+}
+
+/// A use of a CQ held while an object that will use it is being made outside
+/// the context's object lock (`DESTROY_CQ` answers `EBUSY` meanwhile);
+/// released on drop.
+pub(crate) struct CqUse(Arc<Cq>);
+
+impl CqUse {
+    /// Records a new user of `cq`.
+    pub(crate) fn new(cq: &Arc<Cq>) -> Self {
+        cq.users.fetch_add(1, Ordering::AcqRel);
+        Self(cq.clone())
+    }
+}
+
+impl Drop for CqUse {
+    fn drop(&mut self) {
+        self.0.users.fetch_sub(1, Ordering::AcqRel);
     }
 }

@@ -32,6 +32,9 @@ struct Ring {
     buf: KVec<SrnicEvent>,
     head: usize,
     dropped: u64,
+    /// A reader is writing events to user memory; until it is done only it
+    /// consumes events (it moves `head`).
+    reading: bool,
     /// `buf`'s capacity, charged to the context's budget.
     charge: Charge,
 }
@@ -76,7 +79,17 @@ impl Ring {
     }
 }
 
+/// Events a reader copies out of the ring at a time (5.5 KiB).
+const READ_BATCH: usize = 16;
+
 /// A context's event queue, shared by the context and its objects.
+///
+/// `push` (from every object, on the shared workqueue too) takes `ring` only
+/// briefly, and so does a reader: it copies events out under `ring` and
+/// writes them to user memory after dropping it, marked as the reader
+/// (`Ring::reading`). Other readers of the same file wait for that mark to
+/// go, interruptibly: a reader whose buffer faults slowly (or never, with
+/// userfaultfd) holds up nobody but them.
 #[pin_data]
 pub(crate) struct Events {
     #[pin]
@@ -95,7 +108,10 @@ impl Events {
         let charge = budget.charge(0)?;
         Arc::pin_init(
             pin_init!(Self {
-                ring <- new_mutex!(Ring { buf: KVec::new(), head: 0, dropped: 0, charge }, "srnic_events"),
+                ring <- new_mutex!(
+                    Ring { buf: KVec::new(), head: 0, dropped: 0, reading: false, charge },
+                    "srnic_events"
+                ),
                 readable <- new_condvar!("srnic_events_readable"),
                 pollers <- new_waitqueue!("srnic_events_pollers"),
             }),
@@ -124,35 +140,68 @@ impl Events {
     /// Moves as many whole events as fit into `out`; blocks for the first one
     /// unless `nonblock`. Returns the bytes written.
     pub(crate) fn read(&self, out: &mut UserSliceWriter, nonblock: bool) -> Result<usize> {
-        let rec = core::mem::size_of::<SrnicEvent>();
-        let max = out.len() / rec;
+        let max = out.len() / EVENT;
         if max == 0 {
             return Err(EINVAL);
         }
-        let mut r = self.ring.lock();
-        while r.head == r.buf.len() {
-            if nonblock {
-                return Err(EAGAIN);
+        {
+            let mut r = self.ring.lock();
+            while r.reading || r.head == r.buf.len() {
+                if nonblock {
+                    return Err(EAGAIN);
+                }
+                if self.readable.wait_interruptible(&mut r) {
+                    return Err(ERESTARTSYS);
+                }
             }
-            if self.readable.wait_interruptible(&mut r) {
-                return Err(ERESTARTSYS);
-            }
+            r.reading = true;
         }
+        let _reading = Reading(self);
         let mut n = 0;
-        while n < max && r.head < r.buf.len() {
-            let ev = r.buf[r.head];
-            if let Err(e) = out.write(&ev) {
-                // Nothing consumed yet: report the fault; else return what was read.
+        while n < max {
+            // Copy a batch out; only the reader consumes, so the events stay
+            // unread (a push may move them to a new buffer, in order) until
+            // `head` moves past them below.
+            let Ok(mut batch) = KVec::with_capacity(READ_BATCH.min(max - n), ACCOUNTED) else {
+                // What was written stays consumed: report it, or the failure.
+                if n == 0 {
+                    return Err(ENOMEM);
+                }
+                break;
+            };
+            {
+                let r = self.ring.lock();
+                let take = (r.buf.len() - r.head).min(max - n).min(batch.capacity());
+                // Within capacity: cannot fail.
+                let _ = batch.extend_from_slice(&r.buf[r.head..r.head + take], ACCOUNTED);
+            }
+            if batch.is_empty() {
+                break;
+            }
+            let mut written = 0;
+            let mut fault = None;
+            for ev in batch.iter() {
+                if let Err(e) = out.write(ev) {
+                    fault = Some(e);
+                    break;
+                }
+                written += 1;
+            }
+            {
+                let mut r = self.ring.lock();
+                r.head += written;
+                r.reset_if_read();
+            }
+            n += written;
+            if let Some(e) = fault {
+                // Nothing consumed yet: report the fault; else what was read.
                 if n == 0 {
                     return Err(e);
                 }
                 break;
             }
-            r.head += 1;
-            n += 1;
         }
-        r.reset_if_read();
-        Ok(n * rec)
+        Ok(n * EVENT)
     }
 
     /// Registers on `table` and reports whether an event is pending.
@@ -164,6 +213,17 @@ impl Events {
         } else {
             PollMask::NONE
         }
+    }
+}
+
+/// The mark of the one reader writing events out; dropping it lets the next
+/// reader in.
+struct Reading<'a>(&'a Events);
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.0.ring.lock().reading = false;
+        self.0.readable.notify_all();
     }
 }
 

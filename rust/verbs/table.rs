@@ -60,18 +60,21 @@ impl<T> Table<T> {
         Ok(obj)
     }
 
-    /// Takes every object out (for teardown), leaving the table empty.
-    pub(crate) fn drain(&mut self) -> KVec<T> {
-        let mut out = KVec::new();
-        for slot in self.slots.iter_mut() {
-            if let Some(obj) = slot.take() {
-                // Dropping on allocation failure only frees early; order is not
-                // observable for teardown.
-                let _ = out.push(obj, GFP_KERNEL);
-            }
-        }
-        self.slots = KVec::new();
+    /// Takes every object out (for teardown), leaving the table empty. It
+    /// allocates nothing (teardown must not fail): the slots themselves are
+    /// handed over, empty ones included.
+    pub(crate) fn drain(&mut self) -> Drained<T> {
         self.live = 0;
-        out
+        Drained(core::mem::replace(&mut self.slots, KVec::new()))
+    }
+}
+
+/// The objects a [`Table::drain`] took out.
+pub(crate) struct Drained<T>(KVec<Option<T>>);
+
+impl<T> Drained<T> {
+    /// The objects.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.0.iter().flatten()
     }
 }

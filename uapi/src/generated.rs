@@ -79,10 +79,12 @@ pub const SRNIC_EVENT_REJECTED: u32 = 4;
 pub const SRNIC_EVENT_DISCONNECTED: u32 = 5;
 /// handle: QP; status: -errno
 pub const SRNIC_EVENT_CONNECT_ERROR: u32 = 6;
-/// handle: QP; term
+/// handle: QP; term; status: -errno or 0
 pub const SRNIC_EVENT_QP_ERROR: u32 = 7;
 /// handle: CQ overflowed
 pub const SRNIC_EVENT_CQ_ERROR: u32 = 8;
+/// handle: RMPP endpoint; status: -errno
+pub const SRNIC_EVENT_RMPP_ERROR: u32 = 9;
 pub const SRNIC_WR_SEND: u32 = 0;
 pub const SRNIC_WR_SEND_WITH_INV: u32 = 1;
 pub const SRNIC_WR_SEND_WITH_SE: u32 = 2;
@@ -1057,6 +1059,7 @@ macro_rules! srnic_abi_consts {
             SRNIC_EVENT_CONNECT_ERROR,
             SRNIC_EVENT_QP_ERROR,
             SRNIC_EVENT_CQ_ERROR,
+            SRNIC_EVENT_RMPP_ERROR,
             SRNIC_WR_SEND,
             SRNIC_WR_SEND_WITH_INV,
             SRNIC_WR_SEND_WITH_SE,

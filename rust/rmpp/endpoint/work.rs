@@ -121,6 +121,12 @@ impl Ep {
         let mut guard = self.inner.lock();
         let g = &mut *guard;
         let Some(port) = g.port.take() else { return };
+        if port.is_down() {
+            g.port = Some(port);
+            drop(guard);
+            self.stop_link_down();
+            return;
+        }
         let now = now_ns();
         let mut more = false;
         for i in 0..=RX_BUDGET {

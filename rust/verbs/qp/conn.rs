@@ -13,7 +13,8 @@ use crate::{
         ring::Ring,
     },
     sys::{
-        errno::{econnaborted, etimedout},
+        errno::{econnaborted, enetdown, etimedout},
+        ratelimit::net_ratelimit,
         param,
         socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
     },
@@ -222,23 +223,27 @@ impl Qp {
         match f {
             Failure::Detected(_) => stats::TERMINATES_SENT.fetch_add(1, Ordering::Relaxed),
             Failure::Received(_) => stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed),
-            Failure::Closed | Failure::TimedOut => 0,
+            Failure::Closed | Failure::TimedOut | Failure::LinkDown => 0,
         };
-        match f {
-            Failure::Detected(_) | Failure::Received(_) => pr_info!(
-                "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
-                self.handle,
-                if matches!(f, Failure::Received(_)) { "received" } else { "sent" },
-                term & 0xffff
-            ),
-            Failure::Closed => pr_info!("QP {}: error: the stream ended inside a message\n", self.handle),
-            Failure::TimedOut => pr_info!(
-                "QP {}: error: the peer stopped reading or acknowledging (tx_stall_timeout_ms)\n",
-                self.handle
-            ),
+        // Peers choose how often this happens: the log is rate-limited.
+        if net_ratelimit() {
+            match f {
+                Failure::Detected(_) | Failure::Received(_) => pr_info!(
+                    "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
+                    self.handle,
+                    if matches!(f, Failure::Received(_)) { "received" } else { "sent" },
+                    term & 0xffff
+                ),
+                Failure::Closed => pr_info!("QP {}: error: the stream ended inside a message\n", self.handle),
+                Failure::TimedOut => pr_info!(
+                    "QP {}: error: the peer stopped reading or acknowledging (tx_stall_timeout_ms)\n",
+                    self.handle
+                ),
+                Failure::LinkDown => pr_info!("QP {}: error: its interface went down\n", self.handle),
+            }
         }
         if f.to_send().is_none() {
-            self.report_error(head_status, term);
+            self.report_error(head_status, term, f.event_status());
         }
         // The transmit work sends the TERMINATE (if any), closes the socket and
         // then reports the error.
@@ -247,13 +252,14 @@ impl Qp {
 
     /// Flushes every outstanding work request (the oldest in progress with
     /// `head_status`) and reports `SRNIC_EVENT_QP_ERROR` with `term`.
-    pub(super) fn report_error(&self, head_status: u32, term: u32) {
+    pub(super) fn report_error(&self, head_status: u32, term: u32, status: i32) {
         self.flush(head_status, term);
         if self.conn.lock().life.is_destroyed() {
             return;
         }
         let mut ev = event(SRNIC_EVENT_QP_ERROR, self.handle);
         ev.term = term;
+        ev.status = status;
         self.events.push(ev);
     }
 
@@ -265,17 +271,17 @@ impl Qp {
             c.report_pending.take().map(|s| (s, c.term))
         };
         if let Some((status, term)) = pending {
-            self.report_error(status, term);
+            self.report_error(status, term, 0);
         }
     }
     /// The socket closed or failed under the receive or transmit work: a peer
     /// that stopped reading or acknowledging (TCP's user timeout ran out, see
     /// [`Qp::establish`]) fails the QP; any other end is a disconnect.
     pub(super) fn connection_lost(self: &Arc<Self>, sock: &TcpSocket) {
-        if sock.error() == Some(etimedout()) {
-            self.fail(Failure::TimedOut);
-        } else {
-            self.disconnected();
+        match sock.error() {
+            Some(e) if e == etimedout() => self.fail(Failure::TimedOut),
+            Some(e) if e == enetdown() => self.fail(Failure::LinkDown),
+            _ => self.disconnected(),
         }
     }
 

@@ -3,6 +3,7 @@
 //! what each failure means for the work requests it ends.
 
 use crate::{
+    sys::errno::{enetdown, etimedout},
     proto::rdmap::{engine::EngineError, etype, layer, TermCode, Terminate},
     uapi::*,
 };
@@ -23,6 +24,9 @@ pub(crate) enum Failure {
     /// (it stopped reading), for the stall timeout: TCP gave the connection
     /// up, so no TERMINATE can be sent.
     TimedOut,
+    /// The interface the connection went through went down or away (the
+    /// netdevice notifier aborted it, see `sys/netdev.rs`): no TERMINATE.
+    LinkDown,
 }
 
 impl Failure {
@@ -43,7 +47,7 @@ impl Failure {
     pub(crate) fn terminate(&self) -> Option<&Terminate> {
         match self {
             Failure::Detected(t) | Failure::Received(t) => Some(t),
-            Failure::Closed | Failure::TimedOut => None,
+            Failure::Closed | Failure::TimedOut | Failure::LinkDown => None,
         }
     }
 
@@ -55,6 +59,16 @@ impl Failure {
         match self {
             Failure::Received(_) => word | TERM_RECEIVED,
             _ => word,
+        }
+    }
+
+    /// The `SrnicEvent::status` of the QP_ERROR report: `-errno` of the
+    /// socket's failure, 0 for a TERMINATE or a stream that ended.
+    pub(crate) fn event_status(&self) -> i32 {
+        match self {
+            Failure::TimedOut => etimedout().to_errno(),
+            Failure::LinkDown => enetdown().to_errno(),
+            _ => 0,
         }
     }
 

@@ -15,7 +15,7 @@ use crate::{
             TermCode,
         },
     },
-    sys::{crc::KernelCrc32c, errno::eproto},
+    sys::{crc::KernelCrc32c, errno::eproto, ratelimit::net_ratelimit},
     uapi::*,
     verbs::{limits, mr::{Mr, Need}, stats},
 };
@@ -75,7 +75,9 @@ impl Qp {
         if let Some(f) = failure {
             self.fail(f);
         } else if sock.is_closed() {
-            pr_info!("QP {}: connection closed by the peer\n", self.handle);
+            if net_ratelimit() {
+                pr_info!("QP {}: connection closed\n", self.handle);
+            }
             self.connection_lost(&sock);
         }
     }

@@ -18,7 +18,7 @@ use crate::{
             tx::WorkRequest,
         },
     },
-    sys::socket::TcpSocket,
+    sys::{ratelimit::net_ratelimit, socket::TcpSocket},
     uapi::*,
     verbs::{limits, mr::Need, stats},
 };
@@ -181,7 +181,9 @@ impl Qp {
 
     /// The socket failed under a send: the connection is gone.
     pub(super) fn tx_failed(self: &Arc<Self>, sock: &TcpSocket, e: Error) {
-        pr_info!("QP {}: transmit failed ({:?})\n", self.handle, e);
+        if net_ratelimit() {
+            pr_info!("QP {}: transmit failed ({:?})\n", self.handle, e);
+        }
         self.connection_lost(sock);
     }
 

@@ -30,6 +30,9 @@ abi_enum! {
         QpError = SRNIC_EVENT_QP_ERROR,
         /// A CQ overflowed.
         CqError = SRNIC_EVENT_CQ_ERROR,
+        /// An RMPP endpoint stopped (its interface went down or away);
+        /// `status` is `-errno`.
+        RmppError = SRNIC_EVENT_RMPP_ERROR,
     }
 }
 
@@ -43,6 +46,8 @@ pub enum ObjectKind {
     Listener,
     /// A queue pair.
     Qp,
+    /// An RMPP endpoint.
+    RmppEndpoint,
     /// An event type this library does not know.
     Unknown,
 }
@@ -58,6 +63,7 @@ impl EventKind {
             | Self::Disconnected
             | Self::ConnectError
             | Self::QpError => ObjectKind::Qp,
+            Self::RmppError => ObjectKind::RmppEndpoint,
             Self::Unknown(_) => ObjectKind::Unknown,
         }
     }
@@ -127,7 +133,10 @@ pub struct Event {
     pub handle: u32,
     /// CONNECT_REQUEST: the id to accept or reject.
     pub conn_id: u32,
-    /// CONNECT_ERROR: `-errno`; else 0.
+    /// CONNECT_ERROR and RMPP_ERROR: `-errno`; QP_ERROR: `-errno` when the
+    /// connection's socket failed (`ETIMEDOUT`: the peer stopped reading or
+    /// acknowledging; `ENETDOWN`: its interface went down or away), 0 for a
+    /// TERMINATE; else 0.
     pub status: i32,
     /// The peer's (CONNECT_REQUEST) or negotiated (ESTABLISHED) inbound READ depth.
     pub ird: u32,

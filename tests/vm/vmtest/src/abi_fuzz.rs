@@ -17,6 +17,12 @@
 //! Listeners and connects use a small port range on 127.0.0.1 (and `--peer`),
 //! so connections really form between the fuzzer's own threads.
 //!
+//! With `--fail` every call runs under the kernel's fault injection for its
+//! thread (`make-it-fail`; the case configures failslab and fail_page_alloc
+//! with `task-filter`): allocations srnic makes inside the call fail at
+//! random. ENOMEM and EFAULT (a user page that could not be faulted in) are
+//! then tolerated from every call; everything else is judged as usual.
+//!
 //! K child processes (this program again, with the hidden `--child`) run the
 //! same loop on files of their own (one of them blocking, so a thread may
 //! sleep in `read()`) and are killed with SIGKILL at random moments and
@@ -64,6 +70,57 @@ pub struct Opts {
     pub port_base: u16,
     pub device: String,
     pub child: bool,
+    /// Fault injection: every call runs with `make-it-fail` set for its
+    /// thread (see [`injected`]).
+    pub fail: bool,
+}
+
+// ---- Fault injection ----
+
+/// Whether calls run under fault injection (`--fail`).
+static INJECT: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// This thread's `/proc/thread-self/make-it-fail`, opened once.
+    static MAKE_IT_FAIL: std::cell::RefCell<Option<std::fs::File>> = const { std::cell::RefCell::new(None) };
+}
+
+fn set_make_it_fail(on: bool) {
+    use std::os::unix::fs::FileExt;
+    MAKE_IT_FAIL.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.is_none() {
+            *m = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/proc/thread-self/make-it-fail")
+                .ok();
+        }
+        if let Some(f) = m.as_ref() {
+            let _ = f.write_at(if on { b"1" } else { b"0" }, 0);
+        }
+    });
+}
+
+/// Runs one raw call, under fault injection with `--fail`: the kernel's
+/// failslab and fail_page_alloc (with `task-filter`, set up by the case) fail
+/// allocations of this thread only while it is inside the call, never while
+/// this program runs its own code (a failed page fault of its own would be
+/// an OOM, not an error).
+fn injected<R>(call: impl FnOnce() -> R) -> R {
+    if !INJECT.load(Ordering::Relaxed) {
+        return call();
+    }
+    set_make_it_fail(true);
+    let r = call();
+    set_make_it_fail(false);
+    r
+}
+
+/// Whether `e` may be the effect of an injected failure rather than of the
+/// arguments: ENOMEM, and EFAULT (a user page the call touches could not be
+/// faulted in).
+fn injection_errno(e: i32) -> bool {
+    INJECT.load(Ordering::Relaxed) && matches!(e, libc::ENOMEM | libc::EFAULT)
 }
 
 // ---- Random numbers ----
@@ -415,7 +472,7 @@ impl Op {
             Op::Listen => &[EADDRINUSE, EACCES, EAFNOSUPPORT, ENOMEM],
             Op::Connect => &[EAFNOSUPPORT],
             Op::RmppSetNode => &[EPERM, ENODEV, ENOENT],
-            Op::RmppCreateEp => &[EPERM, EADDRINUSE, ENOMEM],
+            Op::RmppCreateEp => &[EPERM, EADDRINUSE, ENOMEM, ENODEV, EOPNOTSUPP, EAGAIN],
             Op::RmppSend => &[EAGAIN, EHOSTUNREACH, EACCES],
             Op::RmppPostRecv => &[EAGAIN],
             Op::UnknownCmd | Op::ForeignCmd => return vec![ENOTTY],
@@ -468,10 +525,7 @@ impl Op {
                 ETIMEDOUT,
             ],
             Op::RmppSetNode => &[ENOMEM, ENOSPC, EBUSY],
-            // EOPNOTSUPP: a netdev that is not Ethernet (lo).
-            Op::RmppCreateEp => &[
-                ENODEV, EAGAIN, ENETDOWN, EMSGSIZE, EBUSY, ENOSPC, ENOBUFS, EOPNOTSUPP,
-            ],
+            Op::RmppCreateEp => &[ENETDOWN, EMSGSIZE, EBUSY, ENOSPC, ENOBUFS],
             Op::RmppSend => &[
                 ENOMEM, ESHUTDOWN, EMSGSIZE, ENODEV, ENETDOWN, ENOBUFS, EPERM, EINTR, ENOSPC,
             ],
@@ -520,7 +574,9 @@ pub enum Verdict {
 
 /// Judges errno `e` of `op` against the tables.
 pub fn judge_errno(op: Op, e: i32) -> Verdict {
-    if op.documented().contains(&e) {
+    if injection_errno(e) {
+        Verdict::Tolerated
+    } else if op.documented().contains(&e) {
         Verdict::Documented
     } else if op.tolerated().contains(&e) || !op.strict() {
         Verdict::Tolerated
@@ -699,7 +755,7 @@ fn errno() -> i32 {
 /// memory or an address that faults (never memory Rust owns).
 fn sys_ioctl(fd: RawFd, cmd: u32, arg: usize) -> Result<i64, i32> {
     // SAFETY: the kernel validates cmd and arg; arg names no Rust object.
-    let r = unsafe { libc::ioctl(fd, cmd as libc::c_ulong, arg) };
+    let r = injected(|| unsafe { libc::ioctl(fd, cmd as libc::c_ulong, arg) });
     if r < 0 {
         Err(errno())
     } else {
@@ -710,7 +766,7 @@ fn sys_ioctl(fd: RawFd, cmd: u32, arg: usize) -> Result<i64, i32> {
 fn sys_read(fd: RawFd, addr: usize, len: usize) -> Result<i64, i32> {
     // SAFETY: as sys_ioctl: addr is scratch memory (with a guard page after
     // it) or faults.
-    let r = unsafe { libc::read(fd, addr as *mut libc::c_void, len) };
+    let r = injected(|| unsafe { libc::read(fd, addr as *mut libc::c_void, len) });
     if r < 0 {
         Err(errno())
     } else {
@@ -720,7 +776,7 @@ fn sys_read(fd: RawFd, addr: usize, len: usize) -> Result<i64, i32> {
 
 fn sys_write(fd: RawFd, addr: usize, len: usize) -> Result<i64, i32> {
     // SAFETY: the kernel only reads [addr, addr + len).
-    let r = unsafe { libc::write(fd, addr as *const libc::c_void, len) };
+    let r = injected(|| unsafe { libc::write(fd, addr as *const libc::c_void, len) });
     if r < 0 {
         Err(errno())
     } else {
@@ -732,7 +788,7 @@ fn open_dev(dev: &str, nonblock: bool) -> Result<RawFd, i32> {
     let c = CString::new(dev).map_err(|_| libc::EINVAL)?;
     let flags = libc::O_RDWR | libc::O_CLOEXEC | if nonblock { libc::O_NONBLOCK } else { 0 };
     // SAFETY: c is a NUL-terminated path.
-    let fd = unsafe { libc::open(c.as_ptr(), flags) };
+    let fd = injected(|| unsafe { libc::open(c.as_ptr(), flags) });
     if fd < 0 {
         Err(errno())
     } else {
@@ -1133,9 +1189,17 @@ impl<'a> Worker<'a> {
 
     fn check_ioctl(&mut self, op: Op, sp: &Spoil, cmd: u32, res: Result<i64, i32>) {
         let e = res.err().unwrap_or(0);
+        if injection_errno(e) {
+            return;
+        }
         let want = if sp.misencoded {
             Some(libc::EINVAL)
         } else if matches!(sp.ptr, Ptr::Bad | Ptr::Span) {
+            Some(libc::EFAULT)
+        } else if sp.ptr == Ptr::ReadOnly && !op.takes_handle() && !sp.bad_size && !sp.bad_reserved
+        {
+            // The result could not be written back: EFAULT before anything is
+            // done (uapi.rst, "Common rules").
             Some(libc::EFAULT)
         } else if sp.bad_size || sp.bad_reserved {
             Some(libc::EINVAL)
@@ -2024,6 +2088,9 @@ fn children(o: &Opts, stop: &AtomicBool) -> (u64, Vec<String>) {
         if let Some(p) = o.peer {
             c.args(["--peer", &p.to_string()]);
         }
+        if o.fail {
+            c.arg("--fail");
+        }
         c.stdin(Stdio::null()).stdout(Stdio::null()).spawn()
     };
     let mut kids: Vec<Child> = Vec::new();
@@ -2112,6 +2179,8 @@ pub fn run(o: &Opts) -> ExitCode {
             return ExitCode::from(if o.child { 2 } else { 1 });
         }
     };
+    // From here on (the first two files are opened without it).
+    INJECT.store(o.fail, Ordering::Relaxed);
     if !o.child {
         println!(
             "abi-fuzz: seed {} threads {} children {} seconds {} ports {}..{}{}",

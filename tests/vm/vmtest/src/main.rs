@@ -14,6 +14,7 @@ mod destroy_connecting;
 mod destroy_race;
 mod flood;
 mod invalidate;
+mod link_down;
 mod many_qps;
 mod memlock;
 mod remote_access;
@@ -21,6 +22,7 @@ mod rmpp_perm;
 mod solicited;
 mod stall;
 mod stress;
+mod tiny_mss;
 mod util;
 
 use clap::{Args, Parser, Subcommand};
@@ -235,6 +237,11 @@ enum Cmd {
         /// Be one of the children (one blocking file; ends by exit).
         #[arg(long, hide = true)]
         child: bool,
+        /// Fault injection: each call runs with /proc/thread-self/make-it-fail
+        /// set (failslab and fail_page_alloc with task-filter, configured by
+        /// the caller); ENOMEM and EFAULT are then tolerated everywhere.
+        #[arg(long)]
+        fail: bool,
     },
     /// The child of destroy-race's "kill the process" rounds (internal).
     #[command(hide = true)]
@@ -251,6 +258,51 @@ enum Cmd {
         /// Wait for the connection before posting.
         #[arg(long)]
         wait_established: bool,
+    },
+    /// One side of a QP whose interface goes down or away: QP_ERROR with
+    /// -ENETDOWN, its receive flushed (or, without --expect-down, waits for
+    /// STOP).
+    LinkDown {
+        #[command(flatten)]
+        net: Net,
+        /// Written once the connection works and a receive is pending.
+        #[arg(long)]
+        ready: std::path::PathBuf,
+        /// This side's interface goes: expect the failure.
+        #[arg(long)]
+        expect_down: bool,
+        /// Without --expect-down: end when this file exists.
+        #[arg(long)]
+        stop: Option<std::path::PathBuf>,
+    },
+    /// An RMPP endpoint with a posted receive whose netdev goes down or away:
+    /// RMPP_ERROR with -ENETDOWN, the receive flushed, later posts refused.
+    RmppLinkDown {
+        /// The netdev.
+        #[arg(long)]
+        ifname: String,
+        /// The endpoint's NID.
+        #[arg(long, default_value_t = 9)]
+        nid: u32,
+        /// Written once the receive is posted.
+        #[arg(long)]
+        ready: std::path::PathBuf,
+        /// Seconds any single wait may take.
+        #[arg(short = 't', long, default_value_t = 60)]
+        timeout: u64,
+    },
+    /// A peer forcing a tiny TCP MSS is refused both ways (before MPA); at
+    /// min_mss it is served with FPDUs sized for it (one process, loopback).
+    TinyMss {
+        /// The srnic listener's port; the plain listener uses the next one.
+        #[arg(short = 'p', long, default_value_t = 19300)]
+        port: u16,
+        /// The module's min_mss parameter.
+        #[arg(long, default_value_t = 536)]
+        min_mss: usize,
+        /// Seconds any single wait may take.
+        #[arg(short = 't', long, default_value_t = 60)]
+        timeout: u64,
     },
     /// RMPP endpoints need CAP_NET_RAW and srnic's EtherType.
     RmppPerm {
@@ -392,6 +444,31 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
             sends,
             wait_established,
         } => destroy_race::child(to, *port, *wait_established, *sends),
+        Cmd::LinkDown {
+            net,
+            ready,
+            expect_down,
+            stop,
+        } => link_down::run(
+            &Env::new(net)?,
+            c,
+            &link_down::Opts {
+                ready: ready.clone(),
+                expect_down: *expect_down,
+                stop: stop.clone(),
+            },
+        ),
+        Cmd::RmppLinkDown {
+            ifname,
+            nid,
+            ready,
+            timeout,
+        } => link_down::run_rmpp(c, ifname, *nid, ready, Duration::from_secs(*timeout)),
+        Cmd::TinyMss {
+            port,
+            min_mss,
+            timeout,
+        } => tiny_mss::run(c, *port, *min_mss, Duration::from_secs(*timeout)),
         Cmd::RmppPerm { ifname, nid, uid } => rmpp_perm::run(c, ifname, *nid, *uid),
         // Reports and exits on its own (see main).
         Cmd::AbiFuzz { .. } => Ok(()),
@@ -409,6 +486,7 @@ fn main() -> ExitCode {
         port_base,
         device,
         child,
+        fail,
     } = &cli.cmd
     {
         return abi_fuzz::run(&abi_fuzz::Opts {
@@ -420,6 +498,7 @@ fn main() -> ExitCode {
             port_base: *port_base,
             device: device.clone(),
             child: *child,
+            fail: *fail,
         });
     }
     let mut c = Checks::default();

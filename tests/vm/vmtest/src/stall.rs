@@ -164,7 +164,7 @@ fn server(env: &Env, c: &mut Checks, o: &Opts) -> Res {
 /// The stalled peer's side of MPA start-up (RFC 5044 section 7.1): the Request,
 /// then the Reply. Returns the negotiated CRC and marker settings for what it
 /// sends.
-fn mpa_start(s: &mut TcpStream) -> Res<TxFramer> {
+pub(crate) fn mpa_start(s: &mut TcpStream) -> Res<TxFramer> {
     let mut cfg = MpaConfig::siw_compatible();
     // The server's IRD/ORD (8) must fit ours.
     cfg.ird = 8;
@@ -202,7 +202,11 @@ fn mpa_start(s: &mut TcpStream) -> Res<TxFramer> {
 }
 
 /// One RDMA Read Request FPDU for the whole of `src`.
-fn read_request(framer: &mut TxFramer, src: &srnic::RemoteMr, size: usize) -> Res<Vec<u8>> {
+pub(crate) fn read_request(
+    framer: &mut TxFramer,
+    src: &srnic::RemoteMr,
+    size: usize,
+) -> Res<Vec<u8>> {
     let req = ReadRequest {
         sink_stag: SINK_STAG,
         sink_to: 0,
