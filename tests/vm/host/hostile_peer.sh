@@ -17,15 +17,15 @@
 #   peer sent on that connection; the DDP Segment Length field present with
 #   the copied header;
 # - close: no TERMINATE from srnic;
-# - no frame from srnic that Wireshark finds malformed, and with CRC every CRC
-#   srnic sent checked good.
+# - no frame from srnic that Wireshark finds malformed.
+# (The CRCs srnic sends are checked by the peer itself, srnic-vmtest hostile.)
 # Frames of the hostile peer are malformed on purpose and not checked.
 set -euo pipefail
 logs=$1
 pcap=$logs/files/hostile.pcap runs=$logs/files/hostile.runs
 [ -s "$pcap" ] && [ -s "$runs" ] || { echo "missing $pcap or $runs"; exit 1; }
 fields=(tcp.stream ip.src tcp.srcport tcp.dstport _ws.malformed tcp.payload
-	iwarp_mpa.key.req iwarp_mpa.key.rep iwarp_mpa.crc_check iwarp_rdma.opcode
+	iwarp_mpa.key.req iwarp_mpa.key.rep iwarp_rdma.opcode
 	iwarp_rdma.term_layer iwarp_rdma.term_etype_rdma iwarp_rdma.term_etype_ddp
 	iwarp_rdma.term_etype_llp iwarp_rdma.term_etype iwarp_rdma.term_errcode_rdma
 	iwarp_rdma.term_errcode_ddp_tagged iwarp_rdma.term_errcode_ddp_untagged
@@ -46,7 +46,7 @@ path, runs_path, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 SRNIC, PEER = "192.0.2.2", "192.0.2.1"
 problems = []
 streams = defaultdict(lambda: {"ports": set(), "peer_bytes": b"", "terms": [], "srnic_frames": 0,
-                               "crc_checks": [], "mpa": False})
+                               "mpa": False})
 
 
 def num(s):
@@ -79,7 +79,6 @@ for line in open(path):
     s["srnic_frames"] += 1
     if row["_ws.malformed"]:
         problems.append(f"stream {sid}: a frame from srnic is malformed")
-    s["crc_checks"] += [c for c in row["iwarp_mpa.crc_check"].split("|") if c]
     ops = row["iwarp_rdma.opcode"].split("|")
     layers = row["iwarp_rdma.term_layer"].split("|")
     for k, o in enumerate(ops):
@@ -87,7 +86,7 @@ for line in open(path):
             continue
         # One TERMINATE per frame at most here (srnic sends it alone).
         t = {
-            "layer": num(layers[min(k, len(layers) - 1)]) >> 4 if layers[0] else None,
+            "layer": num(layers[min(k, len(layers) - 1)]) if layers[0] else None,
             "etype": first(row, "iwarp_rdma.term_etype_rdma", "iwarp_rdma.term_etype_ddp",
                            "iwarp_rdma.term_etype_llp", "iwarp_rdma.term_etype"),
             "code": first(row, "iwarp_rdma.term_errcode_rdma", "iwarp_rdma.term_errcode_ddp_tagged",
@@ -148,10 +147,6 @@ for line in open(runs_path):
           + (f", DDP header {t['ddp_h']}" if t["ddp_h"] else "")
           + (f", RDMAP header {t['rdma_h']}" if t["rdma_h"] else ""))
     checked += 1
-for sid, s in streams.items():
-    for c in s["crc_checks"]:
-        if "Bad" in c or c.lower() in ("0", "false"):
-            problems.append(f"stream {sid}: srnic sent an FPDU with a bad CRC ({c})")
 if checked == 0:
     problems.append("no cases")
 for p in problems[:40]:
