@@ -13,7 +13,7 @@
 use crate::{
     iwarp::{
         conn_req::{Backlog, ConnReq, ConnTable},
-        mpa_io::FrameReader,
+        mpa_io::{nothing_behind, FrameReader},
         params::to_abi_addr,
     },
     proto::mpa::{
@@ -154,6 +154,10 @@ impl Incoming {
                 }
             }
         };
+        // An FPDU pipelined behind the Request: refused (see `nothing_behind`).
+        if !nothing_behind(&sock) {
+            return self.abort();
+        }
         let l = &self.filing;
         let mut resp = Responder::new(l.cfg);
         let peer = match resp.on_bytes(&buf[..n]) {

@@ -59,6 +59,16 @@ impl FrameReader {
     }
 }
 
+/// Whether the initiator sent nothing behind its MPA Request: RFC 5044
+/// section 7.1 has it wait for the Reply before its first FPDU, and a byte
+/// behind the Request (or its close) breaks the start-up (siw refuses such a
+/// connection too, in `siw_recv_mpa_rr`). Reads (and so consumes) at most one
+/// byte: call it only where the connection is refused when it finds one.
+pub(crate) fn nothing_behind(sock: &TcpSocket) -> bool {
+    let mut b = [0u8; 1];
+    matches!(sock.recv_now(&mut b), Err(e) if e == EAGAIN)
+}
+
 /// How long a connect may wait for TCP.
 pub(crate) const CONNECT_TIMEOUT_MS: i32 = 10_000;
 /// How long an initiator waits for the MPA Reply (siw: 5 s).

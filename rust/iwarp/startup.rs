@@ -9,6 +9,7 @@ use crate::{
     iwarp::{
         conn_req::ConnReq,
         handover::{connect_failed, establish},
+        mpa_io::nothing_behind,
         outgoing::Outgoing,
         params::PrivateData,
     },
@@ -54,6 +55,12 @@ fn respond(qp: &Arc<Qp>, req: &ConnReq, cfg: MpaConfig, pd: &PrivateData) {
     let Some(sock) = req.sock.lock().take() else {
         return connect_failed(qp, SRNIC_EVENT_CONNECT_ERROR, EINVAL, &[]);
     };
+    // Bytes that came behind the Request since it was filed: refused as at
+    // filing (see `nothing_behind`), before any Reply.
+    if !nothing_behind(&sock) {
+        sock.shutdown(true);
+        return connect_failed(qp, SRNIC_EVENT_CONNECT_ERROR, eproto(), &[]);
+    }
     // Run the responder again over the stored Request with the accept's settings.
     let mut resp = Responder::new(cfg);
     let mut buf = [0u8; MAX_FRAME_LEN];

@@ -237,22 +237,60 @@ impl Terminate {
                     Attach::Full if !matches!(hdr.body, Body::Terminate { .. }) => full,
                     _ => hdr.ddp().len(),
                 };
-                let total = keep.saturating_add(2).min(MAX_ATTACHED_LEN);
-                if let (Some(dst), Some(src)) = (
-                    t.attached.get_mut(..total),
-                    buf.get(..total.saturating_sub(2)),
-                ) {
-                    let (len_field, rest) = dst.split_at_mut(2);
-                    len_field.copy_from_slice(&ulpdu_len.to_be_bytes());
-                    rest.copy_from_slice(src);
-                    t.attached_len = total as u8;
-                    t.flag_m = true;
-                    t.flag_d = true;
-                    t.flag_r = attach == Attach::Full;
-                }
+                t.attach(
+                    buf.get(..keep).unwrap_or(&[]),
+                    ulpdu_len,
+                    attach == Attach::Full,
+                );
             }
         }
         t
+    }
+
+    /// Like [`Terminate::new`] for a segment whose header could not be
+    /// parsed though its layout is known (a Send, Read Request or Terminate
+    /// on the wrong queue, found by [`Header::parse`]): `raw` is the header
+    /// as received, from its control word. The DDP header is copied (and the
+    /// whole header where `code` wants it) as RFC 5040 section 4.8 has it; a
+    /// header too short for that is not copied.
+    #[must_use]
+    pub fn with_raw_header(code: TermCode, raw: &[u8], ulpdu_len: u16) -> Self {
+        let mut t = Self::new(code, None);
+        let Some(ctrl) = Ctrl::parse(raw) else {
+            return t;
+        };
+        let ddp_len = if ctrl.tagged() {
+            ddp::TAGGED_HDR_LEN
+        } else {
+            ddp::UNTAGGED_HDR_LEN
+        };
+        let keep = match code.attach() {
+            Attach::None => return t,
+            Attach::Ddp => ddp_len,
+            Attach::Full => raw.len().min(MAX_ATTACHED_LEN.saturating_sub(2)),
+        };
+        if let Some(src) = raw.get(..keep) {
+            t.attach(src, ulpdu_len, code.attach() == Attach::Full);
+        }
+        t
+    }
+
+    /// Copies the offending segment's length and `hdr` (its header, from the
+    /// control word) as the attachment, with M and D (and R for `full`).
+    fn attach(&mut self, hdr: &[u8], ulpdu_len: u16, full: bool) {
+        let total = hdr.len().saturating_add(2).min(MAX_ATTACHED_LEN);
+        if let (Some(dst), Some(src)) = (
+            self.attached.get_mut(..total),
+            hdr.get(..total.saturating_sub(2)),
+        ) {
+            let (len_field, rest) = dst.split_at_mut(2);
+            len_field.copy_from_slice(&ulpdu_len.to_be_bytes());
+            rest.copy_from_slice(src);
+            self.attached_len = total as u8;
+            self.flag_m = true;
+            self.flag_d = true;
+            self.flag_r = full;
+        }
     }
 
     /// The attached bytes.

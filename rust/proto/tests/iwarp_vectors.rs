@@ -648,6 +648,43 @@ fn fpdu_crc_mismatch_and_short_ulpdu() {
     }
 }
 
+/// A Send on queue 3 is refused by `Header::parse` inside the framer; the
+/// framer still hands out the header as received, and the TERMINATE copies
+/// its DDP header and segment length (RFC 5040 section 4.8: M and D).
+#[test]
+fn unparsed_header_is_copied_into_the_terminate() {
+    let mut send = vec![
+        0x00, 0x16, 0x41, 0x43, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0,
+    ];
+    send.extend_from_slice(&[0xAB; 4]);
+    send.extend_from_slice(&[0; 4]);
+    let mut rx = RxFramer::new(false, false);
+    let err = rx.feed(&SoftCrc32c, &send).unwrap_err();
+    assert_eq!(err, TermCode::UntaggedInvalidQn);
+    let (raw, len) = rx.failed_header().expect("the header is known");
+    assert_eq!((raw, len), (&send[2..20], 0x16));
+    let t = Terminate::with_raw_header(err, raw, len);
+    assert!(t.flag_m && t.flag_d && !t.flag_r);
+    assert_eq!(&t.attached()[..2], &[0x00, 0x16]);
+    assert_eq!(&t.attached()[2..], &send[2..20]);
+    // Failures before the header is whole give none: a wrong version, and a
+    // CRC error after it.
+    let mut rx = RxFramer::new(false, false);
+    assert!(rx.feed(&SoftCrc32c, &[0, 0x16, 0x42, 0x43]).is_err());
+    assert!(rx.failed_header().is_none());
+    let mut bad = send_hello_fpdu(true);
+    bad[25] ^= 1;
+    let mut rx = RxFramer::new(true, false);
+    let mut off = 0;
+    while let Ok((n, _)) = rx.feed(&SoftCrc32c, &bad[off..]) {
+        off += n;
+    }
+    assert!(rx.failed_header().is_none());
+    // An LLP code copies nothing even with a header at hand.
+    let t = Terminate::with_raw_header(TermCode::LlpCrc, &send[2..20], 0x16);
+    assert!(!t.flag_d && t.attached().is_empty());
+}
+
 #[test]
 fn marker_bearing_stream() {
     // Markers on, CRC off. Message 1: RDMA Write of 500 bytes (ULPDU 514, no pad),

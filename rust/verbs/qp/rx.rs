@@ -13,6 +13,7 @@ use crate::{
             engine::{Access, Completion, OrqEntry, RecvEngine, Verbs},
             StagError,
             TermCode,
+            Terminate,
         },
     },
     sys::{crc::KernelCrc32c, errno::eproto, ratelimit::net_ratelimit},
@@ -54,7 +55,14 @@ impl Qp {
                             if code == TermCode::LlpCrc {
                                 stats::CRC_ERRORS.fetch_add(1, Ordering::Relaxed);
                             }
-                            failure = Some(Failure::detected(code));
+                            // A header that failed to parse is still copied
+                            // into the TERMINATE where its layout is known.
+                            failure = Some(match rx.framer.failed_header() {
+                                Some((raw, len)) => Failure::Detected(
+                                    Terminate::with_raw_header(code, raw, len),
+                                ),
+                                None => Failure::detected(code),
+                            });
                             return Err(eproto());
                         }
                     };

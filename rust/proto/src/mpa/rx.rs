@@ -122,6 +122,24 @@ impl RxFramer {
         self.phase == Phase::Len && self.small_have == 0 && self.marker_have == 0
     }
 
+    /// After a failure found in a complete segment header (by
+    /// [`Header::parse`]): the header as received, from its control word,
+    /// and the FPDU's ULPDU length, for the TERMINATE's copy of the
+    /// offending header (RFC 5040 section 4.8). `None` for failures found
+    /// before the header was complete (lengths, versions, opcode) or after
+    /// it (CRC, markers).
+    #[must_use]
+    pub fn failed_header(&self) -> Option<(&[u8], u16)> {
+        let whole = self.phase == Phase::Hdr
+            && self.hdr_need > ddp::CTRL_LEN
+            && self.hdr_have >= self.hdr_need;
+        if self.failed.is_some() && whole {
+            Some((self.hdr.get(..self.hdr_need)?, self.ulpdu_len))
+        } else {
+            None
+        }
+    }
+
     fn advance(&mut self, n: usize) {
         let n16 = (n % 512) as u16;
         self.mpos = self.mpos.wrapping_add(n16) % MARKER_INTERVAL;

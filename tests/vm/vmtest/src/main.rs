@@ -13,6 +13,7 @@ mod dereg_inflight;
 mod destroy_connecting;
 mod destroy_race;
 mod flood;
+mod hostile;
 mod invalidate;
 mod link_down;
 mod many_qps;
@@ -65,6 +66,19 @@ struct Net {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// A hostile iWARP peer: the client speaks MPA/DDP/RDMAP itself and breaks
+    /// the protocol case by case (one table, each row citing the RFCs); each
+    /// TERMINATE srnic sends back is checked field by field, or the close
+    /// where the RFCs want no TERMINATE; a bystander QP keeps moving verified
+    /// data.
+    Hostile {
+        #[command(flatten)]
+        net: Net,
+        /// Write one line per case here (client): TCP port, case, what srnic
+        /// must send (for the host's tshark check).
+        #[arg(long)]
+        runs: Option<std::path::PathBuf>,
+    },
     /// Bad STag, out of bounds, missing access right, wrong PD: the TERMINATE,
     /// error completion, QP_ERROR event and QP state on both sides, while a
     /// second QP keeps transferring verified data.
@@ -371,6 +385,7 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
     match cmd {
         Cmd::RemoteAccess(n) => remote_access::run(&Env::new(n)?, c),
         Cmd::Solicited(n) => solicited::run(&Env::new(n)?, c),
+        Cmd::Hostile { net, runs } => hostile::run(&Env::new(net)?, c, runs.as_deref()),
         Cmd::Invalidate(n) => invalidate::run(&Env::new(n)?, c),
         Cmd::DestroyConnecting(n) => destroy_connecting::run(&Env::new(n)?, c),
         Cmd::DeregInflight { net, size } => dereg_inflight::run(&Env::new(net)?, c, *size),
@@ -534,6 +549,7 @@ mod tests {
         ])
         .is_ok());
         assert!(Cli::try_parse_from(["t", "file-mem"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "hostile", "-c", "h", "--runs", "/tmp/r"]).is_ok());
         assert!(Cli::try_parse_from(["t", "memcg", "--cgroup", "/sys/fs/cgroup/x"]).is_ok());
         assert!(Cli::try_parse_from(["t", "memcg"]).is_err());
         assert!(Cli::try_parse_from(["t", "rmpp-perm", "--nid", "9"]).is_ok());
