@@ -2315,8 +2315,19 @@ mod tests {
         assert_eq!(judge_errno(Op::CreateCq, libc::EPERM), Verdict::Forbidden);
         assert_eq!(
             judge_errno(Op::RmppCreateEp, libc::EOPNOTSUPP),
+            Verdict::Documented
+        );
+        assert_eq!(
+            judge_errno(Op::RmppCreateEp, libc::ENOBUFS),
             Verdict::Tolerated
         );
+        // Injected failures are tolerated from every command, only with --fail.
+        INJECT.store(true, Ordering::Relaxed);
+        assert_eq!(
+            judge_errno(Op::QueryDevice, libc::ENOMEM),
+            Verdict::Tolerated
+        );
+        INJECT.store(false, Ordering::Relaxed);
         assert_eq!(Op::RmppCreateEp.name(), "rmpp_create_ep");
         assert_eq!(errno_name(libc::EFAULT), "EFAULT");
     }
