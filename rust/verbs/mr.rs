@@ -199,9 +199,15 @@ impl Mr {
     }
 
     /// Invalidates the region for a Send with Invalidate from a QP of PD `pd_id`.
+    /// Only a region the peer may access (remote read or write) can be
+    /// invalidated by it: a local-only region's STag was never the peer's to
+    /// name (RFC 5042 section 5.3: no access without consent).
     pub(crate) fn invalidate(&self, pd_id: u64) -> Result<(), StagError> {
         if self.pd.id() != pd_id {
             return Err(StagError::PdMismatch);
+        }
+        if self.access & (SRNIC_ACCESS_REMOTE_READ | SRNIC_ACCESS_REMOTE_WRITE) == 0 {
+            return Err(StagError::AccessRights);
         }
         if !self.valid.swap(false, Ordering::AcqRel) {
             return Err(StagError::InvalidStag);

@@ -5,8 +5,13 @@
 //! followed by an RDMA WRITE, once by an RDMA READ. The server registers a
 //! region R (all rights) and a region S, and posts a receive. The client
 //! 1. RDMA WRITEs a pattern into R (the server verifies it: the STag works);
-//! 2. sends a SEND with Invalidate naming R's STag: the server's receive
-//!    completion has the WITH_INV flag and `invalidated_stag` = R's STag;
+//! 2. sends a SEND with Invalidate naming the STag of the server's receive
+//!    buffer, a region without remote access: the receive completes with
+//!    REM_INV_REQ_ERR and the region stays valid (the next receive lands in
+//!    it), since only regions registered for remote access may be
+//!    invalidated by the peer; then a SEND with Invalidate naming R's STag:
+//!    the server's receive completion has the WITH_INV flag and
+//!    `invalidated_stag` = R's STag;
 //! 3. RDMA WRITEs to R (then READs from S), or RDMA READs from R: the access
 //!    fails: the initiator's completion (the READ) has an error status and the
 //!    received TERMINATE (bit 31 set), as do its QP_ERROR event and QUERY_QP,
@@ -75,12 +80,15 @@ fn server(env: &Env, c: &mut Checks) -> Res {
         let mut s = reg_remote(&pd, LEN, AccessFlags::ALL)?;
         fill(s.as_mut_slice(), 0x5, 0);
         let inbox = pd.reg_buffer(MrBuffer::new(MSG)?, AccessFlags::LOCAL_WRITE)?;
-        // SAFETY: `inbox` is read only after this receive completed.
-        qp.post_recv(&[unsafe { RecvWr::new(1, vec![inbox.sge(..)?]) }])?;
+        // SAFETY: `inbox` is read only after these receives completed.
+        qp.post_recv(&[unsafe { RecvWr::new(7, vec![inbox.sge(..)?]) }, unsafe {
+            RecvWr::new(1, vec![inbox.sge(..)?])
+        }])?;
         ctl.send(format!(
-            "mrs {} {}",
+            "mrs {} {} {:#x}",
             mr_to_str(&r.remote()),
-            mr_to_str(&s.remote())
+            mr_to_str(&s.remote()),
+            inbox.lkey()
         ))?;
         ctl.expect("written")?;
         c.ok(
@@ -88,10 +96,19 @@ fn server(env: &Env, c: &mut Checks) -> Res {
             mismatch(r.as_slice(), SEED[i], 0).is_none(),
         );
         let mut w = Waiter::new(cq.clone());
+        let wc = w.wait(7, t)?;
+        c.ok(
+            format!(
+                "{op}: a SEND with Invalidate of the local-only receive buffer is refused ({}, names {:?})",
+                wc.status(),
+                wc.invalidated_rkey()
+            ),
+            wc.status() == WcStatus::RemInvReqErr && wc.invalidated_rkey() == Some(inbox.lkey()),
+        );
         let wc = w.wait(1, t)?;
         c.ok(
             format!(
-                "{op}: SEND with Invalidate received ({}, {} bytes)",
+                "{op}: the next receive lands in that buffer (still valid), a SEND with Invalidate received ({}, {} bytes)",
                 wc.status(),
                 wc.byte_len()
             ),
@@ -131,11 +148,12 @@ fn client(env: &Env, c: &mut Checks) -> Res {
         let cq = ctx.create_cq(16)?;
         let qp = connect_qp(&pd, &qp_attr(&cq, &cq, 16), env.rdma, Vec::new(), t)?;
         let m = ctl.expect("mrs")?;
-        if m.len() != 2 {
+        if m.len() != 3 {
             return err(format!("mrs: {m:?}"));
         }
         let r = mr_from_str(&m[0])?;
         let s = mr_from_str(&m[1])?;
+        let local = u32::from_str_radix(m[2].trim_start_matches("0x"), 16)?;
         let mut w = Waiter::new(cq.clone());
         fill(src.as_mut_slice(), SEED[i], 0);
         // The READ behind the WRITE completes only once the WRITE is placed.
@@ -148,7 +166,11 @@ fn client(env: &Env, c: &mut Checks) -> Res {
         w.wait_ok(1, t)?;
         w.wait_ok(5, t)?;
         ctl.send("written")?;
-        qp.post_send(&[SendWr::send_with_inv(2, vec![msg.sge(..)?], r.rkey).signaled()])?;
+        qp.post_send(&[
+            SendWr::send_with_inv(6, vec![msg.sge(..)?], local).signaled(),
+            SendWr::send_with_inv(2, vec![msg.sge(..)?], r.rkey).signaled(),
+        ])?;
+        w.wait_ok(6, t)?;
         w.wait_ok(2, t)?;
         c.ok(
             format!("{op}: SEND with Invalidate of STag {:#x} sent", r.rkey),
