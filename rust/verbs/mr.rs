@@ -262,10 +262,16 @@ enum Slot {
     Live(Arc<Mr>),
 }
 
+/// One STag index: its state and the key of its last region (so a stale
+/// STag does not name a new one). One vector of these, so that a failed
+/// allocation cannot leave a slot without its key.
+struct Entry {
+    slot: Slot,
+    key: u8,
+}
+
 struct Slots {
-    mrs: KVec<Slot>,
-    /// The key of each slot's last region, so a stale STag does not name a new one.
-    keys: KVec<u8>,
+    mrs: KVec<Entry>,
     /// Live and reserved slots.
     live: usize,
     max: usize,
@@ -277,7 +283,7 @@ impl MrTable {
     pub(crate) fn new(max: usize, budget: Arc<Budget>) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                slots <- new_mutex!(Slots { mrs: KVec::new(), keys: KVec::new(), live: 0, max }, "srnic_mrs"),
+                slots <- new_mutex!(Slots { mrs: KVec::new(), live: 0, max }, "srnic_mrs"),
                 budget,
             }),
             ACCOUNTED,
@@ -299,11 +305,10 @@ impl MrTable {
             if s.live >= s.max {
                 return Err(ENOMEM);
             }
-            let idx = match s.mrs.iter().position(|m| matches!(m, Slot::Free)) {
+            let idx = match s.mrs.iter().position(|e| matches!(e.slot, Slot::Free)) {
                 Some(i) => i,
                 None => {
-                    s.mrs.push(Slot::Free, ACCOUNTED)?;
-                    s.keys.push(0, ACCOUNTED)?;
+                    s.mrs.push(Entry { slot: Slot::Free, key: 0 }, ACCOUNTED)?;
                     s.mrs.len() - 1
                 }
             };
@@ -315,18 +320,19 @@ impl MrTable {
             }
             // A random key (RFC 5040 section 8: STags hard to guess), never the
             // slot's previous one, so a stale STag does not name the new region.
+            let e = &mut s.mrs[idx];
             let mut key = random_u8();
-            if key == s.keys[idx] {
+            if key == e.key {
                 key = key.wrapping_add(1);
             }
-            s.keys[idx] = key;
-            s.mrs[idx] = Slot::Reserved;
+            e.key = key;
+            e.slot = Slot::Reserved;
             s.live += 1;
             (idx, index << 8 | u32::from(key))
         };
         let r = Mr::register(pd, stag, va, len, access, &self.budget);
         let mut s = self.slots.lock();
-        let Some(slot) = s.mrs.get_mut(idx).filter(|m| matches!(m, Slot::Reserved)) else {
+        let Some(slot) = s.mrs.get_mut(idx).map(|e| &mut e.slot).filter(|m| matches!(m, Slot::Reserved)) else {
             // The table was cleared meanwhile (cannot happen while the file
             // makes this call); the region is dropped.
             return Err(EINVAL);
@@ -348,7 +354,7 @@ impl MrTable {
     pub(crate) fn lookup(&self, stag: u32) -> Option<Arc<Mr>> {
         let idx = (stag >> 8).checked_sub(1)? as usize;
         let s = self.slots.lock();
-        match s.mrs.get(idx)? {
+        match &s.mrs.get(idx)?.slot {
             Slot::Live(m) if m.stag == stag => Some(m.clone()),
             _ => None,
         }
@@ -358,7 +364,7 @@ impl MrTable {
     pub(crate) fn deregister(&self, handle: u32) -> Result<Arc<Mr>> {
         let idx = (handle as usize).checked_sub(1).ok_or(EINVAL)?;
         let mut s = self.slots.lock();
-        let slot = s.mrs.get_mut(idx).ok_or(EINVAL)?;
+        let slot = &mut s.mrs.get_mut(idx).ok_or(EINVAL)?.slot;
         if !matches!(slot, Slot::Live(_)) {
             return Err(EINVAL);
         }
@@ -377,8 +383,8 @@ impl MrTable {
             s.live = 0;
             core::mem::take(&mut s.mrs)
         };
-        for slot in mrs.iter() {
-            if let Slot::Live(mr) = slot {
+        for e in mrs.iter() {
+            if let Slot::Live(mr) = &e.slot {
                 mr.revoke();
             }
         }
