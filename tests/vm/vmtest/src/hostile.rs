@@ -33,6 +33,7 @@
 //! tshark check (tests/vm/host/hostile_peer.sh): its TCP port and what srnic
 //! must have sent.
 
+use crate::stall::mpa_initiate;
 use crate::util::{
     accept_qp, connect_qp, err, fill, mismatch, mr_from_str, mr_to_str, params, qp_attr,
     reg_remote, Checks, Ctl, Res, Waiter,
@@ -44,7 +45,7 @@ use srnic::{
 };
 use srnic_proto::{
     crc::{finish, to_wire, Crc32c, SoftCrc32c, CRC32C_INIT},
-    mpa::negotiate::{Initiator, InitiatorOutcome, MpaConfig},
+    mpa::negotiate::MpaConfig,
 };
 use std::fmt::Write as _;
 use std::io::{ErrorKind, Read, Write};
@@ -1138,31 +1139,7 @@ fn mpa_start(s: &mut TcpStream, rev: u8, crc: bool, ord: u16) -> Res<bool> {
     // srnic's ORD (8) must fit our IRD.
     cfg.ird = 8;
     cfg.ord = ord;
-    let mut init = Initiator::new(cfg);
-    let mut buf = [0u8; 600];
-    let n = init
-        .request(&[], &mut buf)
-        .map_err(|e| format!("MPA Request: {e:?}"))?;
-    s.write_all(&buf[..n])?;
-    let mut got = 0usize;
-    loop {
-        let n = s.read(&mut buf[got..])?;
-        if n == 0 {
-            return err("the server closed during MPA start-up");
-        }
-        got += n;
-        match init
-            .on_bytes(&buf[..got])
-            .map_err(|e| format!("MPA Reply: {e:?}"))?
-        {
-            (_, Some(InitiatorOutcome::Accepted(neg))) => return Ok(neg.crc_rx),
-            (_, Some(InitiatorOutcome::Rejected)) => return err("the server rejected"),
-            (used, None) => {
-                buf.copy_within(used..got, 0);
-                got -= used;
-            }
-        }
-    }
+    Ok(mpa_initiate(s, cfg)?.crc_rx)
 }
 
 /// The bystander: an ordinary srnic QP that writes a pattern into the

@@ -30,6 +30,7 @@ use srnic_proto::{
     mpa::{
         negotiate::{Initiator, InitiatorOutcome, MpaConfig},
         tx::TxFramer,
+        Negotiated,
     },
     rdmap::{
         tx::{OutboundMessage, WorkRequest},
@@ -161,14 +162,21 @@ fn server(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     Ok(())
 }
 
-/// The stalled peer's side of MPA start-up (RFC 5044 section 7.1): the Request,
-/// then the Reply. Returns the negotiated CRC and marker settings for what it
-/// sends.
+/// The stalled peer's side of MPA start-up: returns the negotiated CRC and
+/// marker settings for what it sends.
 pub(crate) fn mpa_start(s: &mut TcpStream) -> Res<TxFramer> {
     let mut cfg = MpaConfig::siw_compatible();
     // The server's IRD/ORD (8) must fit ours.
     cfg.ird = 8;
     cfg.ord = 8;
+    let neg = mpa_initiate(s, cfg)?;
+    Ok(TxFramer::new(neg.crc_tx, neg.markers_tx))
+}
+
+/// A raw peer's MPA start-up as initiator over a plain socket (RFC 5044
+/// section 7.1, RFC 6581), asking for `cfg`: the Request, then the Reply.
+/// Returns what was negotiated; a reject or a close is an error.
+pub(crate) fn mpa_initiate(s: &mut TcpStream, cfg: MpaConfig) -> Res<Negotiated> {
     let mut init = Initiator::new(cfg);
     let mut buf = [0u8; 600];
     let n = init
@@ -186,9 +194,7 @@ pub(crate) fn mpa_start(s: &mut TcpStream) -> Res<TxFramer> {
             .on_bytes(&buf[..got])
             .map_err(|e| format!("MPA Reply: {e:?}"))?
         {
-            (_, Some(InitiatorOutcome::Accepted(neg))) => {
-                return Ok(TxFramer::new(neg.crc_tx, neg.markers_tx))
-            }
+            (_, Some(InitiatorOutcome::Accepted(neg))) => return Ok(neg),
             (_, Some(InitiatorOutcome::Rejected)) => {
                 return err("the server rejected the connection")
             }
