@@ -3,7 +3,7 @@
 # timeout: 1200
 # rdma_compat: unmodified Debian rdma-core programs on srnic, through the
 # stand-ins of tools/rdma-compat and `srnic exec` (Documentation/srnic/
-# rdma-compat.rst), srnic on both sides:
+# rdma-core.rst), srnic on both sides:
 #  - ibv_devices and ibv_devinfo -v list srnic0: iWARP transport, Ethernet link
 #    layer, no atomics, max_qp_wr and max_cqe as `srnic info` reports them;
 #  - rping (server on the peer, client here with -V: it verifies every echo)
@@ -11,6 +11,8 @@
 #  - rdma_server/rdma_client (synchronous rdma_cm endpoints, rdma_get_request,
 #    rdma_get_send_comp/rdma_get_recv_comp over completion channels);
 #  - ucmatose (asynchronous rdma_cm, its own CQs, 10 SENDs each way);
+#  - rdma_server/rdma_client and ucmatose again with `srnic exec --crc` on
+#    both sides: CRC both ways on both (the stand-ins' trace);
 #  - rping -V with `srnic exec --crc --markers` on the server: the negotiated
 #    MPA options (the stand-in's SRNIC_COMPAT_TRACE) show CRC both ways and
 #    markers to the server.
@@ -89,6 +91,30 @@ echo "-- server side (peer):"
 echo "$srv"
 expect_eq "ucmatose client exit status" "$rc" 0
 expect_eq "ucmatose server exit status" "$src" 0
+port=$((port + 1))
+
+# The same two with CRC, both sides asking (`srnic exec --crc`).
+compat_pair peer "$port" "$T" srnic-crc "rdma_server -s $PEER -p $port" \
+	srnic-crc "rdma_client -s $PEER -p $port"
+echo "$CLI_OUT"
+echo "-- server side (peer):"
+echo "$SRV_OUT"
+expect_eq "rdma_client --crc exit status" "$CLI_RC" 0
+expect_eq "rdma_server --crc exit status" "$SRV_RC" 0
+check "rdma_client --crc ended with 0" sh -c 'echo "$1" | grep -q "rdma_client: end 0"' _ "$CLI_OUT"
+check "rdma_server --crc ended with 0" sh -c 'echo "$1" | grep -q "rdma_server: end 0"' _ "$SRV_OUT"
+expect_crc "rdma_client --crc" here on
+expect_crc "rdma_server --crc" peer on
+port=$((port + 1))
+compat_pair peer "$port" "$T" srnic-crc "ucmatose -b $PEER -p $port -C 10" \
+	srnic-crc "ucmatose -s $PEER -p $port -C 10"
+echo "$CLI_OUT"
+echo "-- server side (peer):"
+echo "$SRV_OUT"
+expect_eq "ucmatose --crc client exit status" "$CLI_RC" 0
+expect_eq "ucmatose --crc server exit status" "$SRV_RC" 0
+expect_crc "ucmatose --crc client" here on
+expect_crc "ucmatose --crc server" peer on
 port=$((port + 1))
 
 # MPA options through `srnic exec --crc --markers` (the server asks for
