@@ -2,20 +2,27 @@
 /*
  * Event channels: rdma_create_event_channel, rdma_destroy_event_channel,
  * rdma_get_cm_event, rdma_ack_cm_event. The fd is an eventfd that is readable
- * exactly while events are queued (its count is 1 then, else 0; changed under
- * the channel's lock), so poll() on channel->fd works as on rdma-core's, also
- * after rdma_destroy_id dropped queued events; rdma_get_cm_event() waits in
- * poll(), or fails with EAGAIN once the program made the fd O_NONBLOCK, as
- * rdma-core's does.
+ * while events are queued (count 1, else 0), so poll() on channel->fd works as
+ * on rdma-core's, also after rdma_destroy_id dropped queued events.
+ * rdma_get_cm_event() takes the count with a read() of the fd as its first
+ * step, which blocks, or fails with EAGAIN once the program made the fd
+ * O_NONBLOCK, as rdma-core's write() of GET_EVENT does; like that, a thread
+ * blocked in it stays blocked when another thread destroys the channel (rping
+ * destroys the channel under its event thread when it ends).
+ *
+ * The count follows the queue under the channel's lock: the first event
+ * queued sets it; a reader that took it and finds more events queued sets it
+ * again; dropping the last queued events (rdma_destroy_id) clears it with a
+ * read that does not wait (RWF_NOWAIT): a reader may have taken it already.
  *
  * Delivered and acknowledged events are counted per owning id (struct
  * cma_event); rdma_destroy_id waits for its own only, as rdma-core's does.
  */
-#include <fcntl.h>
-#include <poll.h>
+#define _GNU_SOURCE	/* preadv2, RWF_NOWAIT */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "cma.h"
 
@@ -127,18 +134,30 @@ void rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	free(c);
 }
 
-/* The fd's count follows the queue (c->lock held): 1 while it holds events. */
-static void cma_signal(struct cma_channel *c, bool was_empty)
+/* Makes the fd readable (c->lock held). */
+static void cma_set(struct cma_channel *c)
 {
 	uint64_t v = 1;
 
+	if (write(c->ch.fd, &v, sizeof(v)) < 0) {
+		/* Cannot fail: the count is at most 1. */
+	}
+}
+
+/* The fd's count after queueing or dropping events (c->lock held): set when
+ * the queue stops being empty, cleared when it becomes empty. */
+static void cma_signal(struct cma_channel *c, bool was_empty)
+{
+	uint64_t v;
+	struct iovec iov = { .iov_base = &v, .iov_len = sizeof(v) };
+
 	if (was_empty && c->head) {
-		if (write(c->ch.fd, &v, sizeof(v)) < 0) {
-			/* Cannot fail: the count goes from 0 to 1. */
-		}
+		cma_set(c);
 	} else if (!was_empty && !c->head) {
-		if (read(c->ch.fd, &v, sizeof(v)) < 0) {
-			/* Cannot fail or block: the count is 1. */
+		/* EAGAIN when a reader took the count first. On a kernel without
+		 * RWF_NOWAIT for eventfds the count stays, and a reader then finds
+		 * the queue empty and waits again. */
+		if (preadv2(c->ch.fd, &iov, 1, -1, RWF_NOWAIT) < 0) {
 		}
 	}
 }
@@ -189,21 +208,24 @@ void cma_queue_event(struct cma_id *id, struct cma_id *listen, enum rdma_cm_even
 
 int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 {
-	struct cma_channel *c = to_cch(ch);
-	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
-	struct cma_event *e;
-	int fl;
+	struct cma_channel *c;
+	struct cma_event *e = NULL;
+	uint64_t v;
 
 	if (!event)
 		return cma_fail(EINVAL);
-	for (;;) {
+	while (!e) {
+		if (read(ch->fd, &v, sizeof(v)) != sizeof(v))
+			return -1;	/* EAGAIN, EINTR, as rdma-core's write() */
+		c = to_cch(ch);
 		pthread_mutex_lock(&c->lock);
 		e = c->head;
 		if (e) {
 			c->head = e->next;
 			if (!c->head)
 				c->tail = NULL;
-			cma_signal(c, false);
+			else
+				cma_set(c);	/* for the next reader */
 			/* Counted under the channel's lock: a concurrent
 			 * rdma_destroy_id of the owner either purged the event
 			 * first or waits for its acknowledgement. */
@@ -212,15 +234,7 @@ int rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **even
 			pthread_mutex_unlock(&e->owner->lock);
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (e)
-			break;
-		fl = fcntl(ch->fd, F_GETFL);
-		if (fl < 0)
-			return -1;
-		if (fl & O_NONBLOCK)
-			return cma_fail(EAGAIN);
-		if (poll(&p, 1, -1) < 0)
-			return -1;	/* EINTR, as rdma-core's read() */
+		/* No event: they were dropped after the count was taken. */
 	}
 	*event = &e->ev;
 	return 0;
