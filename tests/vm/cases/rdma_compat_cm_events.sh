@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 60
+# budget: 40
 # timeout: 600
 # rdma_compat_cm_events: rdma_destroy_id waits for unacknowledged rdma_cm events
 # exactly when rdma-core's does. tests/vm/progs/rdmacm/cm_events (see there)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 120
+# budget: 80
 # timeout: 1200
 # rdma_compat_perftest: Debian's perftest (rdma_cm connection setup, -R) over
 # srnic through `srnic exec`, srnic on both sides, and then the same runs over

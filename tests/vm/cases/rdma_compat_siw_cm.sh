@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 50
+# budget: 40
 # timeout: 900
 # rdma_compat_siw_cm: rdma-core's rdma_cm examples between srnic, through
 # `srnic exec` and the stand-ins of tools/rdma-compat (VM a), and Linux's siw
@@ -19,7 +19,7 @@
 # already queued behind the MPA Reply it reads (Documentation/srnic/
 # interop.rst, "ucmatose with siw as the client"). Through the stand-ins the
 # server's first SEND follows its Reply late enough that this was not seen in
-# the runs so far; a failure here with siw's client reporting a connect error
+# 16 runs so far; a failure here with siw's client reporting a connect error
 # is that race, not a lost message.
 . /srnic/lib.sh
 T=$(scaled 120)
