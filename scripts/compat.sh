@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The rdma-core stand-ins (tools/rdma-compat, Documentation/srnic/rdma-compat.rst).
+# The rdma-core stand-ins (tools/rdma-compat, Documentation/srnic/rdma-core.rst).
 #
 #   scripts/compat.sh build [OUTDIR]   libsrnic_verbs.a (cargo), then the stand-ins
 #                                      into OUTDIR (default build/rdma-compat)

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build the user-space programs that go into the test VMs, statically linked so
 # that they run in a busybox initramfs: the srnic CLI, the srnic-vmtest test
-# program, the C API's example and the C test programs.
+# program, the C API's example and the C test programs; those of
+# tests/vm/progs/rdmacm/ are linked dynamically against rdma-core's librdmacm
+# and libibverbs instead, so that they run on rdma-core (siw) as they are and
+# on the stand-ins of tools/rdma-compat through `srnic exec`.
 #
 #   scripts/tools.sh OUTDIR
 set -euo pipefail
@@ -20,4 +23,7 @@ cp "$SRNIC_TOP/target/x86_64-unknown-linux-gnu/release/srnic" \
 "$SRNIC_TOP/tools/libsrnic-c/build-example.sh" "$out"
 for c in "$SRNIC_TOP"/tests/vm/progs/*.c; do
 	gcc -static -O2 -Wall -Wextra -Werror -I "$SRNIC_TOP/uapi" -o "$out/$(basename "$c" .c)" "$c"
+done
+for c in "$SRNIC_TOP"/tests/vm/progs/rdmacm/*.c; do
+	gcc -O2 -Wall -Wextra -Werror -o "$out/$(basename "$c" .c)" "$c" -lrdmacm -libverbs -lpthread
 done

@@ -75,6 +75,12 @@ done
 
 cp "$ko" "$root/srnic/srnic.ko"
 cp "$tools"/* "$root/bin/"
+# The dynamically linked test programs (tests/vm/progs/rdmacm) need rdma-core's
+# libraries; the static ones have none to copy.
+for t in "$tools"/*; do
+	deps=$(ldd "$t" 2>/dev/null || true)
+	case "$deps" in *"=> /"*) copy_libs "$t" ;; esac
+done
 cp "$SRNIC_TOP/tests/vm/guest/init" "$root/init"
 cp "$SRNIC_TOP/tests/vm/guest/lib.sh" "$SRNIC_TOP/tests/vm/guest/demo.sh" "$root/srnic/"
 cp "$SRNIC_TOP"/tests/vm/cases/*.sh "$root/srnic/cases/"

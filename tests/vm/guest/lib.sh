@@ -215,7 +215,8 @@ run_cases() {
 
 # case_cleanup VERDICT: after every case, whatever its verdict (a failed one
 # first shows srnic's last kernel messages of both VMs): kills what it started
-# in the background (bg_start, peer_bg) in both VMs, then checks that srnic is
+# in the background (bg_start, peer_bg) in both VMs and deletes a siw0 a case
+# left behind (siw_gone), then checks that srnic is
 # idle in both VMs (every object gauge at zero) and unloads it from both. A
 # failure is written to /tmp/.cleanup_failed.
 case_cleanup() { # case_cleanup VERDICT
@@ -229,6 +230,8 @@ case_cleanup() { # case_cleanup VERDICT
 	fi
 	bg_kill_all
 	peer ". /srnic/lib.sh; bg_kill_all" || why="the peer did not answer"
+	siw_gone
+	peer ". /srnic/lib.sh; siw_gone"
 	if srnic_loaded || [ "$(peer ". /srnic/lib.sh; srnic_loaded && echo yes")" = yes ]; then
 		idle_wait 10 || why="${why:+$why; }srnic not idle"
 	fi
@@ -510,6 +513,16 @@ siw_peer_up() {
 	peer "rdma link add siw0 type siw netdev eth0 && rdma link show siw0/1" || fail "siw on the peer"
 }
 siw_peer_down() { peer "rdma link delete siw0"; }
+# siw_up / siw_down: the same siw0 on this VM's eth0 (siw is built into the
+# test kernel, so both VMs can have it: siw <-> siw runs).
+siw_up() { rdma link add siw0 type siw netdev eth0 && rdma link show siw0/1 || fail "siw here"; }
+siw_down() { rdma link delete siw0; }
+# siw_gone: deletes siw0 in this VM if a case left it (case_cleanup).
+siw_gone() {
+	rdma link show siw0/1 >/dev/null 2>&1 || return 0
+	echo "deleting the siw0 left behind in $ROLE"
+	rdma link delete siw0
+}
 
 # wait_listen PORT [peer]: waits until a TCP socket listens on PORT in this VM
 # (or the peer's): srnic's and siw's listeners are kernel sockets, so this works
@@ -564,4 +577,130 @@ bounded() {
 		i=$((i + 1))
 	done
 	wait "$pid"
+}
+
+# ---- rdma-core programs on srnic (the stand-ins) and on siw ----
+
+# stack_prefix STACK: what runs an rdma-core program on STACK: "srnic" (the
+# stand-ins of tools/rdma-compat, `srnic exec`), "srnic-crc" (the same, its
+# connections asking for MPA CRC: `srnic exec --crc`) or "siw" (rdma-core's own
+# libraries, on siw0: nothing).
+stack_prefix() {
+	case "$1" in
+	srnic) echo "srnic exec --" ;;
+	srnic-crc) echo "srnic exec --crc --" ;;
+	siw) ;;
+	*) fail "stack_prefix: unknown stack '$1'" ;;
+	esac
+}
+
+# compat_pair WHERE PORT SECONDS SRV_STACK "SRV_CMD" CLI_STACK "CLI_CMD": an
+# rdma-core server program and its client, each on its stack (stack_prefix),
+# each killed after SECONDS: the server on WHERE ("peer" or "here"), started in
+# the background, the client in the other VM once the server listens on PORT.
+# CLI_CMD names the server's address itself (compat_addr WHERE). Sets CLI_OUT,
+# CLI_RC, SRV_OUT and SRV_RC (the programs' output and exit status); the
+# stand-ins trace each established connection of either side to /tmp/trace in
+# its VM (compat_mpa).
+compat_pair() {
+	local where=$1 port=$2 t=$3 ss=$4 sc=$5 cs=$6 cc=$7 pid
+	rm -f /tmp/trace
+	if [ "$where" = peer ]; then
+		peer_bg compat_srv "rm -f /tmp/trace; SRNIC_COMPAT_TRACE=/tmp/trace timeout $t $(stack_prefix "$ss") $sc"
+		if ! wait_listen "$port" peer; then
+			peer_wait compat_srv 1
+			peer ". /srnic/lib.sh; cat /proc/net/tcp; task_stacks ${sc%% *}"
+			fail "the server did not listen: $sc"
+		fi
+		CLI_OUT=$(SRNIC_COMPAT_TRACE=/tmp/trace timeout "$t" $(stack_prefix "$cs") $cc 2>&1)
+		CLI_RC=$?
+		SRV_OUT=$(peer_wait compat_srv "$t")
+		SRV_RC=$?
+	else
+		SRNIC_COMPAT_TRACE=/tmp/trace timeout "$t" $(stack_prefix "$ss") $sc >/tmp/compat_srv.log 2>&1 &
+		pid=$!
+		if ! wait_listen "$port"; then
+			cat /tmp/compat_srv.log /proc/net/tcp
+			task_stacks "${sc%% *}"
+			fail "the server did not listen: $sc"
+		fi
+		CLI_OUT=$(PEER_TIMEOUT=$((t + 60)) peer "rm -f /tmp/trace; SRNIC_COMPAT_TRACE=/tmp/trace timeout $t $(stack_prefix "$cs") $cc")
+		CLI_RC=$?
+		wait "$pid"
+		SRV_RC=$?
+		SRV_OUT=$(cat /tmp/compat_srv.log)
+	fi
+}
+
+# task_stacks PROGRAM: where each thread of each process named PROGRAM is.
+task_stacks() {
+	local p t
+	for p in $(pidof "$1"); do
+		for t in /proc/"$p"/task/*; do
+			echo "$1 $p thread ${t##*/}: state $(cut -d' ' -f3 "$t/stat"), $(cat "$t/wchan")"
+			sed 's/^/    /' "$t/stack"
+		done
+	done
+}
+
+# compat_addr WHERE: the address of WHERE ("peer" or "here").
+compat_addr() { if [ "$1" = peer ]; then echo "$PEER"; else echo "$ADDR"; fi; }
+
+# compat_mpa WHERE: the MPA flags (srnic's SRNIC_MPA_*) of each connection the
+# stand-ins established in WHERE during the last compat_pair, one a line.
+compat_mpa() {
+	if [ "$1" = peer ]; then peer "cat /tmp/trace 2>/dev/null"; else cat /tmp/trace 2>/dev/null; fi |
+		sed -n -E 's/^established mpa=(0x[0-9a-f]+|0)$/\1/p'
+}
+
+# expect_crc WHAT WHERE on|off: fails the case unless srnic's side in WHERE
+# established at least one connection during the last compat_pair and each
+# had CRC on both ways (CRC_TX|CRC_RX, 0x300), or neither way.
+expect_crc() {
+	local m n=0 want=0
+	[ "$3" = on ] && want=$((0x300))
+	for m in $(compat_mpa "$2"); do
+		n=$((n + 1))
+		[ $((m & 0x300)) = "$want" ] || fail "$1: negotiated mpa=$m, CRC wanted $3"
+	done
+	[ "$n" -gt 0 ] || fail "$1: no connection traced on srnic's side ($2)"
+	echo "ok: $1: CRC $3 on $n connection(s)"
+}
+
+# perftest_args PROGRAM ITERS_BW ITERS_LAT: "-s SIZE -n ITERS" for a perftest
+# program: 64 KiB messages for the _bw programs, 64 bytes for the _lat ones.
+perftest_args() {
+	case "$1" in
+	*_bw) echo "-s 65536 -n $2" ;;
+	*) echo "-s 64 -n $3" ;;
+	esac
+}
+
+# perftest_figure PROGRAM OUTPUT: the figure of perftest's result line: the
+# average bandwidth in MB/s of a _bw program, the typical latency in usec of
+# a _lat program (empty when the output has no result line).
+perftest_figure() {
+	local col=5
+	case "$1" in *_bw) col=4 ;; esac
+	echo "$2" | awk -v c="$col" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c && NF <= 9 { print $c; exit }'
+}
+
+# rping_status WHAT STATUS OUTPUT: fails the case unless rping (rdma-core's, on
+# siw or through the stand-ins) exited 0, or exited 255 with "rdma_get_cm_event:
+# Bad file descriptor" as the last line of OUTPUT after its normal end (its
+# DISCONNECT EVENT): Debian 12's rping (rdma-core 44) destroys its event
+# channel without stopping its event thread, which may be on its way back into
+# rdma_get_cm_event and then exits the program with -1. rdma-core fixed it in
+# 2025 (f3ae6534a, "rping: terminate CM event thread before exiting": "This
+# causes flakiness in test scripts that use rping"). The exchange itself was
+# complete then; the cases still check every other line.
+rping_status() {
+	if [ "$2" = 0 ]; then
+		echo "ok: $1 (0)"
+	elif [ "$2" = 255 ] && [ "$(echo "$3" | tail -n1)" = "rdma_get_cm_event: Bad file descriptor" ] &&
+		echo "$3" | grep -q "DISCONNECT EVENT\.\.\.$"; then
+		echo "ok: $1 (255 after a normal end: rping's own exit race, rdma-core f3ae6534a)"
+	else
+		fail "$1: got '$2', want '0'"
+	fi
 }

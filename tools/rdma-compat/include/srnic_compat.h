@@ -31,6 +31,11 @@
 struct srnic_compat_watcher {
 	struct srnic_compat_watcher *next;
 	void (*poll)(struct srnic_compat_watcher *w);
+	/* A QP's connection watcher: the QP it watches, NULL once removed
+	 * (srnic_compat_set_qp_watcher, ibv_destroy_qp). Programs destroy an
+	 * rdma_cm id's QP with ibv_destroy_qp and leave id->qp dangling (rping
+	 * does), so the librdmacm stand-in reaches the QP through this only. */
+	struct ibv_qp *qp;
 };
 
 struct compat_context {

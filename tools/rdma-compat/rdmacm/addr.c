@@ -30,6 +30,8 @@ int rdma_bind_addr(struct rdma_cm_id *rid, struct sockaddr *addr)
 {
 	socklen_t len;
 
+	if (cma_check(to_cma(rid)))
+		return -1;
 	if (!addr || !(len = cma_addr_len(addr)))
 		return cma_fail(EAFNOSUPPORT);
 	memset(&rid->route.addr.src_storage, 0, sizeof(rid->route.addr.src_storage));
@@ -74,6 +76,8 @@ int rdma_resolve_addr(struct rdma_cm_id *rid, struct sockaddr *src, struct socka
 	socklen_t len;
 
 	(void)timeout_ms;	/* resolution is local and immediate */
+	if (cma_check(id))
+		return -1;
 	if (!dst || !(len = cma_addr_len(dst)))
 		return cma_fail(EAFNOSUPPORT);
 	if (src && src->sa_family && rdma_bind_addr(rid, src))
@@ -95,6 +99,8 @@ int rdma_resolve_route(struct rdma_cm_id *rid, int timeout_ms)
 	struct cma_id *id = to_cma(rid);
 
 	(void)timeout_ms;
+	if (cma_check(id))
+		return -1;
 	if (!rid->verbs || !rid->route.addr.dst_addr.sa_family)
 		return cma_fail(EINVAL);
 	cma_queue_event(id, NULL, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0, 0, 0);

@@ -13,11 +13,18 @@
 
 struct cma_id;
 
-/* An event as rdma_get_cm_event hands it out, with the private data it points at. */
+/*
+ * An event as rdma_get_cm_event hands it out, with the private data it points
+ * at. Its owner is the id whose delivered and acknowledged counts it moves:
+ * the id it is about (ev.id), except for CONNECT_REQUEST, which the listener
+ * owns (ev.listen_id), as the kernel counts it and rdma-core waits for it:
+ * destroying the listener waits until its delivered requests are
+ * acknowledged, destroying the new id does not.
+ */
 struct cma_event {
 	struct rdma_cm_event ev;
 	struct cma_event *next;
-	struct cma_id *owner;		/* whose delivered/acked counts it moves */
+	struct cma_id *owner;
 	uint8_t private_data[CMA_EVENT_PRIVATE_DATA];
 };
 
@@ -26,6 +33,7 @@ struct cma_channel {
 	struct rdma_event_channel ch;
 	pthread_mutex_t lock;
 	struct cma_event *head, *tail;
+	struct cma_id *ids;		/* the ids on the channel, by chan_next */
 };
 
 struct cma_id {
@@ -33,8 +41,14 @@ struct cma_id {
 	/* Created without a channel (rdma_create_ep, or NULL to rdma_create_id):
 	 * the calls wait for their own outcome on a private channel. */
 	bool sync;
+	/* Its channel was destroyed under it: the id holds nothing of srnic's
+	 * any more (as rdma-core's kernel ids end with their channel's fd), its
+	 * channel pointer is stale, and every call on it fails with EBADF. */
+	bool orphan;
+	struct cma_id *chan_next;	/* on its channel's list of ids */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	/* Events owned (struct cma_event) handed out and acknowledged. */
 	unsigned int events_delivered, events_acked;
 
 	/* Listening. */
@@ -81,17 +95,38 @@ struct ibv_context *cma_verbs(void);
 void cma_queue_event(struct cma_id *id, struct cma_id *listen, enum rdma_cm_event_type type,
 		     int status, const void *private_data, size_t len, uint8_t responder_resources,
 		     uint8_t initiator_depth);
-/* Synchronous ids: waits for the outcome of the last call: 0, or -1 with errno. */
+/* Synchronous ids: waits for the outcome of the last call: 0, or -1 with
+ * errno. As in rdma-core the event stays in id->event, unacknowledged, until
+ * the next such call or rdma_destroy_id acknowledges it. */
 int cma_wait_sync(struct cma_id *id, enum rdma_cm_event_type expected);
-/* Moves id's queued events to another channel. */
-void cma_move_events(struct cma_id *id, struct rdma_event_channel *to);
-/* Drops id's undelivered events (rdma_destroy_id). */
+/* Moves id (and the new ids of its undelivered connection requests) with
+ * the events it owns to channel to. */
+void cma_move_id(struct cma_id *id, struct rdma_event_channel *to);
+/* Drops the undelivered events id owns, and the new ids of its undelivered
+ * connection requests (rdma_destroy_id). */
 void cma_purge_events(struct cma_id *id);
+/* Puts id on channel's list of ids / takes it off. */
+void cma_attach(struct cma_id *id, struct rdma_event_channel *channel);
+void cma_detach(struct cma_id *id);
+/* Ends what srnic holds for id: its listener, the connection request nobody
+ * answered (rejected), its QP's connection (closed gracefully when
+ * established) and the event watchers. After this no event is queued for id. */
+void cma_release(struct cma_id *id);
+/* Frees an id the program never saw: a connection request's, whose event was
+ * never delivered (the request is rejected). */
+void cma_free_unseen(struct cma_id *id);
 
 static inline int cma_fail(int err)
 {
 	errno = err;
 	return -1;
+}
+
+/* 0 for a usable id; -1 with EBADF for one whose channel was destroyed (in
+ * rdma-core every call then writes to the channel's closed fd). */
+static inline int cma_check(struct cma_id *id)
+{
+	return id->orphan ? cma_fail(EBADF) : 0;
 }
 
 #endif /* COMPAT_CMA_H */

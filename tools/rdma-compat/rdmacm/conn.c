@@ -96,6 +96,8 @@ int rdma_listen(struct rdma_cm_id *rid, int backlog)
 	struct cma_id *id = to_cma(rid);
 	int ret, port;
 
+	if (cma_check(id))
+		return -1;
 	if (id->listener)
 		return cma_fail(EINVAL);
 	if (!rid->route.addr.src_addr.sa_family)
@@ -137,7 +139,7 @@ static enum rdma_cm_event_type cma_connect_failure(int status)
 static void cma_qp_watch(struct srnic_compat_watcher *w)
 {
 	struct cma_id *id = (struct cma_id *)((char *)w - offsetof(struct cma_id, qp_watch));
-	struct srnic_qp *sqp = srnic_compat_sqp(id->id.qp);
+	struct srnic_qp *sqp = srnic_compat_sqp(w->qp);
 	struct srnic_conn_info info;
 	int32_t status;
 	int t;
@@ -240,6 +242,8 @@ int rdma_connect(struct rdma_cm_id *rid, struct rdma_conn_param *param)
 	const struct srnic_query_device *dev;
 	int ret;
 
+	if (cma_check(id))
+		return -1;
 	/* Connections without an rdma_cm QP (param->qp_num, rdma_establish) would
 	 * need the QP's TCP stream outside the QP: not in srnic. */
 	if (!rid->qp)
@@ -263,6 +267,8 @@ int rdma_accept(struct rdma_cm_id *rid, struct rdma_conn_param *param)
 	struct srnic_conn_request *req = id->req;
 	int ret;
 
+	if (cma_check(id))
+		return -1;
 	if (!req)
 		return cma_fail(EINVAL);
 	if (!rid->qp)
@@ -284,6 +290,8 @@ int rdma_reject(struct rdma_cm_id *rid, const void *private_data, uint8_t len)
 	struct srnic_conn_request *req = id->req;
 	int ret;
 
+	if (cma_check(id))
+		return -1;
 	if (!req)
 		return cma_fail(EINVAL);
 	if (len > SRNIC_MAX_PRIVATE_DATA)
@@ -302,6 +310,8 @@ int rdma_disconnect(struct rdma_cm_id *rid)
 {
 	int ret;
 
+	if (cma_check(to_cma(rid)))
+		return -1;
 	if (!rid->qp)
 		return cma_fail(EINVAL);
 	/* A graceful close; DISCONNECTED follows on the channel. */
@@ -309,15 +319,25 @@ int rdma_disconnect(struct rdma_cm_id *rid)
 	return ret ? cma_fail(-ret) : 0;
 }
 
+/*
+ * As rdma-core's: the request's event is the new id's id->event until
+ * rdma_accept (or rdma_destroy_id) acknowledges it; it is the listener's
+ * event, so until then destroying the listener waits.
+ */
 int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 {
 	struct cma_id *l = to_cma(listen);
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *rid;
-	struct cma_id *id;
 
+	if (cma_check(l))
+		return -1;
 	if (!l->sync)
 		return cma_fail(EINVAL);
+	if (listen->event) {
+		rdma_ack_cm_event(listen->event);
+		listen->event = NULL;
+	}
 	for (;;) {
 		if (rdma_get_cm_event(listen->channel, &ev))
 			return -1;
@@ -326,8 +346,6 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 		rdma_ack_cm_event(ev);
 	}
 	rid = ev->id;
-	id = to_cma(rid);
-	rdma_ack_cm_event(ev);
 	/* The new id is synchronous too, on a channel of its own. */
 	if (rdma_migrate_id(rid, NULL))
 		goto err;
@@ -337,11 +355,17 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **out)
 		if (rdma_create_qp(rid, listen->pd, &attr))
 			goto err;
 	}
+	rid->event = ev;
 	*out = rid;
 	return 0;
 err:
-	rdma_reject(rid, NULL, 0);
-	rdma_destroy_id(rid);
-	(void)id;
+	{
+		int err = errno;
+
+		rdma_ack_cm_event(ev);
+		rdma_reject(rid, NULL, 0);
+		rdma_destroy_id(rid);
+		errno = err;
+	}
 	return -1;
 }

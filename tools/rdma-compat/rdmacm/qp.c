@@ -55,6 +55,8 @@ int rdma_create_qp(struct rdma_cm_id *rid, struct ibv_pd *pd, struct ibv_qp_init
 	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT };
 	struct ibv_qp *qp;
 
+	if (cma_check(id))
+		return -1;
 	if (!rid->verbs || !attr)
 		return cma_fail(EINVAL);
 	if (rid->qp)

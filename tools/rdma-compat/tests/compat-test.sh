@@ -6,7 +6,9 @@
 #  2. on the mock device (DIR/mock: the libibverbs stand-in linked against
 #     tests/mock_srnic.c, SRNIC_DEVICE pointing at an existing file),
 #     ibv_devices and ibv_devinfo list srnic0 as an iWARP device, and
-#     verbs_smoke and cm_smoke (the librdmacm stand-in over the mock) pass.
+#     verbs_smoke and cm_smoke (the librdmacm stand-in over the mock) pass,
+#     and so do the scenarios of tests/vm/progs/rdmacm/cm_events that need no
+#     connection (when rdma_destroy_id waits for unacknowledged events).
 #
 #   tools/rdma-compat/tests/compat-test.sh DIR
 set -euo pipefail
@@ -67,6 +69,14 @@ done
 # The librdmacm stand-in from DIR, the mock libibverbs before it.
 SRNIC_DEVICE=/dev/null LD_LIBRARY_PATH="$dir/mock:$dir" timeout "$timeout_s" "$dir/cm_smoke" ||
 	bad "cm_smoke failed"
+for scenario in local orphan; do
+	if out=$(SRNIC_DEVICE=/dev/null LD_LIBRARY_PATH="$dir/mock:$dir" timeout 60 \
+		"$dir/cm_events" "$scenario" 127.0.0.1 2>&1); then
+		echo "cm_events $scenario: OK"
+	else
+		bad "cm_events $scenario failed:"; echo "$out"
+	fi
+done
 
 if [ "$fail" = 0 ]; then
 	echo "compat-test: OK"

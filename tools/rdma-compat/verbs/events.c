@@ -143,9 +143,13 @@ void srnic_compat_set_qp_watcher(struct ibv_qp *qp, struct srnic_compat_watcher 
 {
 	struct compat_qp *q = to_cqp(qp);
 
-	if (q->cm_watcher)
+	if (q->cm_watcher) {
 		srnic_compat_remove_watcher(qp->context, q->cm_watcher);
+		q->cm_watcher->qp = NULL;
+	}
 	q->cm_watcher = w;
-	if (w)
+	if (w) {
+		w->qp = qp;
 		srnic_compat_add_watcher(qp->context, w);
+	}
 }

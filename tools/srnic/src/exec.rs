@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! `srnic exec -- PROGRAM ARGS`: runs an unmodified rdma-core program on srnic
 //! by putting the libibverbs/librdmacm stand-ins (tools/rdma-compat,
-//! Documentation/srnic/rdma-compat.rst) first on LD_LIBRARY_PATH and exec'ing
+//! Documentation/srnic/rdma-core.rst) first on LD_LIBRARY_PATH and exec'ing
 //! it.
 
 use crate::util::{CmdResult, Fail};

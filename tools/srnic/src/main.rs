@@ -148,7 +148,8 @@ enum Cmd {
     Ucmatose(UcmatoseArgs),
     /// Run an unmodified rdma-core program (rping, ibv_devinfo, ib_write_bw -R,
     /// ...) on srnic: puts the libibverbs/librdmacm stand-ins first on
-    /// LD_LIBRARY_PATH, names the device in SRNIC_DEVICE, and execs it.
+    /// LD_LIBRARY_PATH, names the device in SRNIC_DEVICE, and execs it. What
+    /// works and what fails how: Documentation/srnic/rdma-core.rst.
     Exec {
         /// The directory of the stand-ins (default: $SRNIC_COMPAT_LIBDIR, then
         /// the build tree's build/rdma-compat, then /usr/lib/srnic/rdma-compat).
