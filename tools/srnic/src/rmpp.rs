@@ -248,12 +248,16 @@ fn wait_one(
     Ok(wc[0])
 }
 
+/// The counters whose sum is RMPP's progress on this host: packets sent and
+/// packets the engines accepted (as `srnic stats` names them).
+const PROGRESS_COUNTERS: [&str; 2] = ["rmpp_tx_packets", "rmpp_rx_packets"];
+
 /// RMPP packets sent and received by this host so far (module-wide).
 fn rmpp_progress(ctx: &Context) -> srnic::Result<u64> {
     Ok(ctx
         .rmpp_stats()?
         .iter()
-        .filter(|(name, _)| matches!(*name, "tx_packets" | "rx_packets"))
+        .filter(|(name, _)| PROGRESS_COUNTERS.contains(name))
         .map(|(_, v)| *v)
         .sum())
 }
@@ -586,4 +590,22 @@ fn pingpong(
         println!("rmpp pingpong: echoed {count} messages of {size} bytes");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A progress counter that is not a counter of the ABI would read as no
+    /// progress at all: every wait would fail after `--timeout` however many
+    /// packets flowed.
+    #[test]
+    fn progress_counters_exist() {
+        for name in PROGRESS_COUNTERS {
+            assert!(
+                abi::SrnicRmppStats::COUNTER_NAMES.contains(&name),
+                "{name} is no RMPP counter"
+            );
+        }
+    }
 }
