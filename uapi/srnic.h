@@ -553,7 +553,7 @@ struct srnic_rmpp_post_recv {
 
 /*
  * SRNIC_IOCTL_RMPP_QUERY_STATS: module-wide RMPP counters since load (gauges:
- * endpoints, active_sends, active_recvs).
+ * endpoints, active_sends, active_recvs, endpoints_lingering).
  */
 struct srnic_rmpp_stats {
 	__u32 size;
@@ -592,7 +592,9 @@ struct srnic_rmpp_stats {
 	__u64 drop_unexpected;	/* valid packets the message's state did not expect */
 	__u64 tx_errors;	/* packets that could not be sent (no route, no memory, queue full) */
 	__u64 drop_spoofed;	/* frames whose source MAC is not the node table's for the NID they claim */
-	__u64 reserved[7];
+	__u64 endpoints_lingering;	/* closed endpoints still answering their peers now */
+	__u64 linger_expired;	/* closed endpoints that stopped lingering with peers unacknowledged */
+	__u64 reserved[5];
 };
 
 #define SRNIC_IOCTL_RMPP_SET_NODE	_IOWR(SRNIC_IOCTL_MAGIC, 0x40, struct srnic_rmpp_node)

@@ -53,6 +53,7 @@ use crate::{
     rmpp::node::{self as nodes, Bound, NIDS},
     sys::{
         gfp::ACCOUNTED,
+        module_ref::ModuleRef,
         netdev::{now_ns, port_footprint, Port, PORT_COUNTERS},
         errno::{ehostunreach, enetdown, eshutdown},
     },
@@ -106,11 +107,28 @@ struct Inner {
     next_match: u64,
     /// The netdev went down or away: the endpoint stopped for good.
     link_down: bool,
+    /// Closed by its owner, still answering its peers (see [`Ep::close`]).
+    linger: Option<Linger>,
     /// Counter values already added to the module's statistics.
     seen_port: [u64; PORT_COUNTERS],
     seen_engine: Counters,
     seen_sends: u64,
     seen_recvs: u64,
+}
+
+/// A closed endpoint that still answers its peers: until `until` (ns), or
+/// until its engine is idle. It holds the module, so that `rmmod` waits for
+/// it (a bounded wait, see [`linger_ns`]).
+struct Linger {
+    until: u64,
+    _module: ModuleRef,
+}
+
+/// How long a closed endpoint may linger: [`limits::RMPP_LINGER_RTOS`]
+/// retransmission timeouts, at most [`limits::RMPP_LINGER_MAX_MS`].
+fn linger_ns(p: &EpParams) -> u64 {
+    (u64::from(p.rto_us) * 1000 * limits::RMPP_LINGER_RTOS)
+        .min(limits::RMPP_LINGER_MAX_MS * 1_000_000)
 }
 
 /// An RMPP endpoint.
@@ -256,6 +274,7 @@ impl Ep {
             next_post: 0,
             next_match: 0,
             link_down: false,
+            linger: None,
             seen_port: [0; PORT_COUNTERS],
             seen_engine: Counters::default(),
             seen_sends: 0,
@@ -310,19 +329,18 @@ impl Ep {
         let len = u32::try_from(a.length).map_err(|_| EINVAL)?;
         {
             let mut g = self.inner.lock();
-            let Inner { engine, sends, port, link_down, .. } = &mut *g;
-            if port.is_none() {
+            let Inner { engine, sends, port, link_down, linger, .. } = &mut *g;
+            if port.is_none() || linger.is_some() {
                 return Err(stopped(*link_down));
             }
             let (i, slot) = sends.iter_mut().enumerate().find(|(_, s)| s.is_none()).ok_or(EAGAIN)?;
-            let handle = engine
+            engine
                 .send(now_ns(), a.dst_nid, len, a.tag, i as u64)
                 .map_err(|_| EAGAIN)?;
             *slot = Some(SendEntry {
                 wr_id: a.wr_id,
                 tag: a.tag,
                 len,
-                handle,
                 buf,
             });
         }
@@ -338,7 +356,7 @@ impl Ep {
         let max_len = u32::try_from(a.length).map_err(|_| EINVAL)?;
         let buf = Buf::new(&self.mrs, self.pd.id(), a.addr, a.length, a.lkey, Need::LocalWrite)?;
         let mut g = self.inner.lock();
-        if g.port.is_none() {
+        if g.port.is_none() || g.linger.is_some() {
             return Err(stopped(g.link_down));
         }
         let seq = g.next_post;
@@ -357,26 +375,34 @@ impl Ep {
         Ok(())
     }
 
-    /// Stops the endpoint: aborts its messages in flight (a NULL goes out for
-    /// each, so their receivers free their state), flushes its posted receives,
-    /// and detaches from the netdev. Every buffer is released. Returns
-    /// whether this call closed it (`false`: it was closed already).
-    pub(crate) fn close(&self) -> bool {
+    /// Closes the endpoint for its owner: its messages in flight are aborted
+    /// (NULL) and its posted receives flushed, every buffer is released, and
+    /// no completion follows. Returns whether this call closed it (`false`:
+    /// it was closed already).
+    ///
+    /// Messages that peers are still in the middle of are refused (MSGDROP).
+    /// Messages already delivered may still need their final reply: a sender
+    /// whose MSGEND was lost would retry until it fails, the message
+    /// delivered. So while the engine has such state (or NULLs unanswered),
+    /// the endpoint lingers: it stays attached to the netdev and bound to its
+    /// NID, answering retries and re-sending final replies every
+    /// retransmission timeout, until every sender acknowledged (GCH) or
+    /// [`linger_ns`] passed; the work item then detaches it
+    /// ([`Ep::end_linger`]).
+    pub(crate) fn close(self: &Arc<Self>) -> bool {
+        self.shut(true)
+    }
+
+    /// [`Ep::close`], lingering only if `linger` is set.
+    fn shut(self: &Arc<Self>, linger: bool) -> bool {
         let port = {
             let mut g = self.inner.lock();
-            let Some(port) = g.port.take() else { return false };
+            if g.port.is_none() || g.linger.is_some() {
+                return false;
+            }
             let now = now_ns();
             let Inner { engine, sends, recvs, .. } = &mut *g;
-            let mut aborted = 0;
-            for e in sends.iter().flatten() {
-                if engine.abort(now, e.handle).is_ok() {
-                    aborted += 1;
-                }
-            }
-            stats::add(Rmpp::send_aborted, aborted);
-            // One round of NULLs (best effort: a lost one leaves the receiver
-            // to its reclaim timeout).
-            self.transmit(engine, sends, &port, now);
+            stats::add(Rmpp::send_aborted, engine.close(now));
             for e in sends.iter_mut() {
                 if let Some(s) = e.take() {
                     self.send_cq.push(self.send_wc(&s, SRNIC_WC_WR_FLUSH_ERR, 0));
@@ -393,28 +419,78 @@ impl Ep {
                     });
                 }
             }
-            stats::sub(Rmpp::active_sends, g.seen_sends);
-            stats::sub(Rmpp::active_recvs, g.seen_recvs);
-            g.seen_sends = 0;
-            g.seen_recvs = 0;
-            let pc = port.counters();
-            self.account_port(&mut g, &pc);
-            port
+            if linger && !g.engine.is_idle() {
+                // The work item sends the NULLs and MSGDROPs, arms the timer
+                // and ends the linger.
+                g.linger = Some(Linger {
+                    until: now.saturating_add(linger_ns(&self.params)),
+                    _module: ModuleRef::new(),
+                });
+                stats::add(Rmpp::endpoints_lingering, 1);
+                drop(g);
+                self.kick();
+                return true;
+            }
+            self.detach(&mut g)
         };
-        // Outside the lock: waits for the packet handler and the timer, which
-        // only queue work; the work finds the port gone and returns.
-        drop(port);
-        nodes::unbind(self.bound);
-        stats::sub(Rmpp::endpoints, 1);
+        self.release(port);
         true
+    }
+
+    /// Ends a linger (the work item: the engine is idle, the time is up or
+    /// the link went down). The module reference goes last.
+    fn end_linger(&self) {
+        let (port, linger) = {
+            let mut g = self.inner.lock();
+            let Some(linger) = g.linger.take() else { return };
+            stats::sub(Rmpp::endpoints_lingering, 1);
+            if !g.engine.is_idle() {
+                stats::add(Rmpp::linger_expired, 1);
+            }
+            (self.detach(&mut g), linger)
+        };
+        self.release(port);
+        drop(linger);
+    }
+
+    /// Takes the port and settles the statistics the endpoint contributed.
+    fn detach(&self, g: &mut Inner) -> Option<Port<Ep>> {
+        let port = g.port.take()?;
+        stats::sub(Rmpp::active_sends, g.seen_sends);
+        stats::sub(Rmpp::active_recvs, g.seen_recvs);
+        g.seen_sends = 0;
+        g.seen_recvs = 0;
+        let pc = port.counters();
+        self.account_port(g, &pc);
+        Some(port)
+    }
+
+    /// Outside the lock: dropping the port waits for the packet handler and
+    /// the timer, which only queue work; the work finds the port gone and
+    /// returns. Then the NID is free again.
+    fn release(&self, port: Option<Port<Ep>>) {
+        if port.is_some() {
+            drop(port);
+            nodes::unbind(self.bound);
+            stats::sub(Rmpp::endpoints, 1);
+        }
     }
 
     /// The netdev went down or away: the endpoint stops as `close` stops it
     /// (its netdev reference goes with the port, so the netdev's
     /// unregistration can complete) and reports `SRNIC_EVENT_RMPP_ERROR`.
-    fn stop_link_down(&self) {
-        self.inner.lock().link_down = true;
-        if self.close() {
+    fn stop_link_down(self: &Arc<Self>) {
+        let lingering = {
+            let mut g = self.inner.lock();
+            g.link_down = true;
+            g.linger.is_some()
+        };
+        if lingering {
+            // Closed already: nobody to tell, nothing left to answer on.
+            self.end_linger();
+            return;
+        }
+        if self.shut(false) {
             let mut ev = event(SRNIC_EVENT_RMPP_ERROR, self.handle);
             ev.status = enetdown().to_errno();
             self.events.push(ev);

@@ -50,6 +50,12 @@ pub(crate) const RMPP_DEFAULT_RETRIES: u32 = 1000;
 pub(crate) const RMPP_MAX_RETRIES: u32 = 1_000_000;
 /// RMPP: receiver state without activity is freed after this (milliseconds).
 pub(crate) const RMPP_DEFAULT_RECLAIM_MS: u32 = 60_000;
+/// RMPP: a closed endpoint answers its peers for at most this many of its
+/// retransmission timeouts (final replies not yet acknowledged, NULLs not yet
+/// answered), and never longer than [`RMPP_LINGER_MAX_MS`], so that `rmmod`
+/// and the NID's next endpoint wait a bounded time.
+pub(crate) const RMPP_LINGER_RTOS: u64 = 16;
+pub(crate) const RMPP_LINGER_MAX_MS: u64 = 5_000;
 /// RMPP: the grant pool, paper's MAX_RCV_BUF (default, maximum).
 pub(crate) const RMPP_DEFAULT_RCV_BUF: u32 = 1024;
 pub(crate) const RMPP_MAX_RCV_BUF: u32 = 65536;

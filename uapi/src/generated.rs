@@ -505,7 +505,7 @@ pub struct srnic_rmpp_post_recv {
     pub src_nid: u32,
     pub reserved: u64,
 }
-#[doc = " SRNIC_IOCTL_RMPP_QUERY_STATS: module-wide RMPP counters since load (gauges:\n endpoints, active_sends, active_recvs)."]
+#[doc = " SRNIC_IOCTL_RMPP_QUERY_STATS: module-wide RMPP counters since load (gauges:\n endpoints, active_sends, active_recvs, endpoints_lingering)."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct srnic_rmpp_stats {
@@ -579,7 +579,11 @@ pub struct srnic_rmpp_stats {
     pub tx_errors: u64,
     #[doc = " frames whose source MAC is not the node table's for the NID they claim"]
     pub drop_spoofed: u64,
-    pub reserved: [u64; 7usize],
+    #[doc = " closed endpoints still answering their peers now"]
+    pub endpoints_lingering: u64,
+    #[doc = " closed endpoints that stopped lingering with peers unacknowledged"]
+    pub linger_expired: u64,
+    pub reserved: [u64; 5usize],
 }
 
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x00, struct srnic_query_device)`
@@ -990,6 +994,8 @@ macro_rules! srnic_abi_structs {
                 drop_unexpected,
                 tx_errors,
                 drop_spoofed,
+                endpoints_lingering,
+                linger_expired,
                 reserved
             ]
         );

@@ -670,3 +670,125 @@ fn misaddressed_and_malformed_frames() {
     assert_eq!(sink.feed(&mut b, 0, &block), [Ok(true), Ok(true)]);
     assert_eq!(sink.bufs[&1], msgs[&1]);
 }
+
+#[test]
+fn close_keeps_answering_until_gch() {
+    // B delivers a message, its MSGEND is lost, and B's upper layer closes at
+    // once (srnic: the receiving program exits). The closed engine still
+    // answers the sender's retry, and re-sends MSGEND by itself every RTO,
+    // until the GCH comes.
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(250, 1)), (2, data(10, 2))]);
+    a.send(0, B, 250, 0, 1).unwrap();
+    pump_until_msgend_lost(&mut a, &mut b, &mut sink, &msgs);
+    assert_eq!(completions(&mut b).len(), 1);
+    assert_eq!(b.close(0), 0);
+    assert!(!b.is_idle());
+    assert!(completions(&mut b).is_empty());
+    // B's own probe after one RTO, before A's retry: MSGEND again.
+    assert_eq!(b.poll_timeout(), Some(RTO));
+    b.handle_timeout(RTO);
+    let probe = out(&mut b, RTO, &msgs);
+    assert_eq!(types(&probe), [PacketType::MsgEnd]);
+    assert_eq!(repr(&probe[0]).info1, 250);
+    // Lost too; A's retry is answered as before the close.
+    a.handle_timeout(RTO);
+    assert_eq!(
+        sink.feed(&mut b, RTO, &out(&mut a, RTO, &msgs)),
+        [Ok(false)]
+    );
+    let end = out(&mut b, RTO, &msgs);
+    assert_eq!(types(&end), [PacketType::MsgEnd]);
+    a.receive(RTO, &end[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Delivered { accepted: 250 }]
+    );
+    // A new message is left with its sender while B is closed.
+    a.send(RTO, B, 10, 0, 2).unwrap();
+    let f = out(&mut a, RTO, &msgs);
+    assert_eq!(types(&f), [PacketType::Gch, PacketType::LastRts]);
+    assert_eq!(
+        sink.feed(&mut b, RTO, &f),
+        [Ok(false), Err(RxDrop::Deferred)]
+    );
+    assert_eq!(sink.arrivals.len(), 1);
+    assert!(b.is_idle());
+    assert_eq!(b.poll_timeout(), None);
+}
+
+#[test]
+fn close_refuses_arriving_messages_and_aborts_sends() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 1)), (2, data(1000, 2))]);
+    a.send(0, B, 1000, 0, 1).unwrap();
+    b.send(0, A, 1000, 0, 2).unwrap();
+    // A's RTS arrives and is granted; B's RTS is lost.
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    let cts = out(&mut b, 0, &msgs);
+    assert_eq!(types(&cts), [PacketType::Cts, PacketType::Rts]);
+    a.receive(0, &cts[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    // B closes in the middle of A's message: MSGDROP for it, NULL for its own.
+    assert_eq!(b.close(0), 1);
+    assert_eq!(b.outstanding(), 0);
+    assert!(completions(&mut b).is_empty());
+    let f = out(&mut b, 0, &msgs);
+    assert_eq!(types(&f), [PacketType::MsgDrop, PacketType::Null]);
+    a.receive(0, &f[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    assert_eq!(send_status(&completions(&mut a)), [SendStatus::Dropped]);
+    // A never saw B's message: the NULL is answered with a stateless MSGDROP.
+    a.receive(0, &f[1], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    let a_out = out(&mut a, 0, &msgs);
+    assert_eq!(types(&a_out), [PacketType::MsgDrop, PacketType::Gch]);
+    sink.feed(&mut b, 0, &a_out[1..]);
+    b.receive(0, &a_out[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    assert_eq!(types(&out(&mut b, 0, &msgs)), [PacketType::Gch]);
+    assert!(completions(&mut b).is_empty());
+    assert!(b.is_idle());
+}
+
+#[test]
+fn close_gives_up_at_reclaim() {
+    // The sender is gone: the closed receiver probes every RTO and frees the
+    // message at the reclaim timeout, without a completion.
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(10, 1))]);
+    a.send(0, B, 10, 0, 1).unwrap();
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    b.close(0);
+    let reclaim = b.config().reclaim_timeout;
+    let mut probes = 0;
+    let mut now = 0;
+    while let Some(t) = b.poll_timeout() {
+        now = t;
+        b.handle_timeout(now);
+        probes += out(&mut b, now, &msgs).len();
+    }
+    assert_eq!(now, reclaim);
+    // One MSGEND every RTO from the first RTO on (the unsent first answer
+    // included) until the reclaim timeout, which sends nothing.
+    assert_eq!(probes as u64, reclaim / RTO - 1);
+    assert!(b.is_idle());
+    assert!(completions(&mut b).is_empty());
+}
+
+/// Sends `a`'s message to `b` until `b` has delivered it; `b`'s MSGEND is lost.
+fn pump_until_msgend_lost(a: &mut Eng, b: &mut Eng, sink: &mut Sink, msgs: &HashMap<u64, Vec<u8>>) {
+    for _ in 0..16 {
+        sink.feed(b, 0, &out(a, 0, msgs));
+        let fb = out(b, 0, msgs);
+        if types(&fb).contains(&PacketType::MsgEnd) {
+            return;
+        }
+        for f in &fb {
+            a.receive(0, f, &mut |_: &Arrival<'_>| Decision::Drop)
+                .unwrap();
+        }
+    }
+    panic!("no MSGEND");
+}

@@ -45,10 +45,20 @@ struct Upper {
     /// Arrival order of tags, per source.
     arrivals: HashMap<u32, Vec<u64>>,
     seen: HashSet<u64>,
+    /// Posted receives (0: unlimited): a first packet finding none is deferred,
+    /// as srnic's endpoint leaves a message with its sender until a receive is
+    /// posted.
+    window: usize,
+    /// Receives matched and not yet completed.
+    in_use: usize,
 }
 
 impl Upper {
     fn arrival(&mut self, a: &Arrival<'_>) -> Decision {
+        if self.window != 0 && self.in_use >= self.window {
+            return Decision::Defer;
+        }
+        self.in_use += 1;
         assert!(
             self.seen.insert(a.tag),
             "message {:#x} arrived twice",
@@ -101,6 +111,10 @@ struct Params {
     max_retries: u32,
     restart: RestartPolicy,
     reclaim: u64,
+    /// Posted receives per node (0: unlimited).
+    recv_window: usize,
+    /// Only node 0 sends (to every other node).
+    one_way: bool,
 }
 
 impl Params {
@@ -121,6 +135,8 @@ impl Params {
             max_retries: 60,
             restart: RestartPolicy::FromStart,
             reclaim: 600_000 * MS,
+            recv_window: 0,
+            one_way: false,
         }
     }
 }
@@ -157,7 +173,10 @@ fn run(p: &Params) -> Stats {
             .unwrap();
             Node {
                 eng,
-                upper: Upper::default(),
+                upper: Upper {
+                    window: p.recv_window,
+                    ..Upper::default()
+                },
                 queue: VecDeque::new(),
                 out: HashMap::new(),
                 sent_order: HashMap::new(),
@@ -172,7 +191,7 @@ fn run(p: &Params) -> Stats {
     for idx in 0..p.msgs_per_pair {
         for src in 0..p.nodes {
             for dst in 0..p.nodes {
-                if src == dst {
+                if src == dst || (p.one_way && src != 0) {
                     continue;
                 }
                 let range = &p.sizes[rng.gen_range(0..p.sizes.len())];
@@ -317,6 +336,7 @@ fn run(p: &Params) -> Stats {
                         ..
                     } => {
                         assert_eq!(len, accepted);
+                        node.upper.in_use -= 1;
                         let (t, buf) = node.upper.bufs.remove(&ctx).expect("unknown ctx");
                         assert_eq!(t, tag);
                         if status != RecvStatus::Complete {
@@ -578,5 +598,35 @@ fn aborts_under_loss() {
         let s = run(&p);
         eprintln!("{s:?}");
         assert!(s.aborted > 0);
+    }
+}
+
+#[test]
+fn kernel_like_windows_heavy_reordering() {
+    // As the VM case rmpp_loss runs srnic: one sender with eight messages in
+    // flight, a receiver with sixteen posted receives (more arrivals are
+    // deferred), restart from the last grant, and netem's heavy reordering.
+    for seed in 0..std::env::var("RMPP_SIM_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8u64)
+    {
+        for loss in [1_000, 10_000, 50_000] {
+            let mut p = Params::new(5000 + seed, loss);
+            p.nodes = 2;
+            p.one_way = true;
+            p.msgs_per_pair = 150;
+            p.sizes = &[1..=1, 1456..=1457, 8192..=8192, 32768..=32768];
+            p.dup_ppm = 10_000;
+            p.reorder_ppm = 100_000;
+            p.jitter = 1_000 * US;
+            p.send_slots = 8;
+            p.recv_slots = 32;
+            p.recv_window = 16;
+            p.max_retries = 100_000;
+            p.restart = RestartPolicy::FromLastGrant;
+            let s = run(&p);
+            eprintln!("seed {seed} loss {loss}: {s:?}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::{
-    proto::rmpp::{SendHandle, HEADER_LEN},
+    proto::rmpp::HEADER_LEN,
     rmpp::node as nodes,
     sys::{errno::ehostunreach, netdev::Port},
     uapi::*,
@@ -21,7 +21,6 @@ pub(super) struct SendEntry {
     pub(super) wr_id: u64,
     pub(super) tag: u64,
     pub(super) len: u32,
-    pub(super) handle: SendHandle,
     pub(super) buf: Buf,
 }
 

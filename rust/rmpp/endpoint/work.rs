@@ -159,13 +159,18 @@ impl Ep {
         stats::sub(Rmpp::active_recvs, g.seen_recvs.saturating_sub(ar));
         g.seen_sends = as_;
         g.seen_recvs = ar;
-        match g.engine.poll_timeout() {
+        // A lingering endpoint also wakes at the end of its linger.
+        let until = g.linger.as_ref().map(|l| l.until);
+        let ended = until.is_some_and(|u| u <= now || g.engine.is_idle());
+        match Iterator::chain(g.engine.poll_timeout().into_iter(), until).min() {
             Some(d) => port.arm(d.saturating_sub(now).max(1)),
             None => port.arm(0),
         }
         g.port = Some(port);
         drop(guard);
-        if more {
+        if ended {
+            self.end_linger();
+        } else if more {
             self.kick();
         }
     }

@@ -401,9 +401,9 @@ srnic_stat() { srnic stats | sed -n "s/^$1: //p"; }
 # The gauges of `srnic stats`: every object srnic holds now. All are 0 when
 # srnic is idle, except contexts, which counts the stats query's own file.
 GAUGES="contexts pinned_pages qps pds mrs cqs listeners conn_requests sockets"
-GAUGES="$GAUGES rmpp_endpoints rmpp_active_sends rmpp_active_recvs"
+GAUGES="$GAUGES rmpp_endpoints rmpp_endpoints_lingering rmpp_active_sends rmpp_active_recvs"
 IDLE_USAGE="contexts=1 pinned_pages=0 qps=0 pds=0 mrs=0 cqs=0 listeners=0 conn_requests=0 sockets=0"
-IDLE_USAGE="$IDLE_USAGE rmpp_endpoints=0 rmpp_active_sends=0 rmpp_active_recvs=0"
+IDLE_USAGE="$IDLE_USAGE rmpp_endpoints=0 rmpp_endpoints_lingering=0 rmpp_active_sends=0 rmpp_active_recvs=0"
 
 # srnic_usage: the gauges of this VM as "name=value ..." in GAUGES order;
 # IDLE_USAGE when srnic is not loaded (it holds nothing then).

@@ -388,6 +388,8 @@ pub struct Engine<SS, RS, PS> {
     ctrl: [Option<Ctrl>; CTRL_QUEUE],
     rr: usize,
     counters: Counters,
+    /// [`Engine::close`] was called: the upper layer is gone.
+    closing: bool,
 }
 
 /// Event counts of one [`Engine`] since it was created, for statistics.
@@ -435,6 +437,7 @@ where
             ctrl: [None; CTRL_QUEUE],
             rr: 0,
             counters: Counters::default(),
+            closing: false,
         })
     }
 
@@ -549,6 +552,32 @@ where
     /// bytes were placed, on NULL, or on reclaim of an unfinished message.
     pub fn poll_completion(&mut self) -> Option<Completion> {
         self.send_completion().or_else(|| self.recv_completion())
+    }
+
+    /// The upper layer goes away (srnic: its endpoint is closed) while peers may
+    /// still need answers. Every outgoing message is aborted (NULL, as
+    /// [`Engine::abort`]); every incoming message still arriving is refused
+    /// (MSGDROP now, and to every retry); completions not yet handed out are
+    /// discarded, and none are made from now on. Finished incoming messages keep
+    /// their state: their sender may not have heard the final reply (MSGEND)
+    /// yet, so it is answered again on every retry and re-sent every
+    /// retransmission timeout until the sender's GCH comes (or the reclaim
+    /// timeout). New messages are left with their senders. Keep driving the
+    /// engine until [`Engine::is_idle`] (or for as long as the caller allows the
+    /// close to linger). Returns the number of messages aborted.
+    pub fn close(&mut self, now: u64) -> u64 {
+        self.closing = true;
+        let aborted = self.abort_all(now);
+        self.close_receives(now);
+        while self.poll_completion().is_some() {}
+        aborted
+    }
+
+    /// Whether no message has state left: nothing to send, answer or wait for.
+    pub fn is_idle(&self) -> bool {
+        self.active_sends() == 0
+            && self.active_recvs() == 0
+            && self.ctrl.iter().all(Option::is_none)
     }
 
     /// The earliest time [`Engine::handle_timeout`] has work to do, if any.

@@ -1365,7 +1365,11 @@ impl<'a> Worker<'a> {
                     size: sz::<SrnicRmppStats>(),
                     ..Default::default()
                 };
-                self.ioctl(slot, op, v, |a, v| a.reserved[6] = v);
+                self.ioctl(slot, op, v, |a, v| {
+                    if let Some(r) = a.reserved.last_mut() {
+                        *r = v;
+                    }
+                });
             }
             Op::AllocPd => {
                 if self.live_count(slot, Kind::Pd) >= 32 {

@@ -108,6 +108,10 @@ where
             }
             return Ok(None);
         }
+        if self.closing {
+            // Nobody takes new messages: they stay with their senders.
+            return Err(RxDrop::Deferred);
+        }
         let peer = usize::try_from(r.src_nid)
             .ok()
             .and_then(|i| self.peers.as_mut().get_mut(i))
@@ -402,15 +406,44 @@ where
         None
     }
 
-    /// Deadlines of the receive table: reclaim of messages without activity.
+    /// [`Engine::close`] for the receive table: refuses the messages still
+    /// arriving, forgets completions, keeps finished messages until their GCH.
+    pub(super) fn close_receives(&mut self, now: u64) {
+        let outstanding = &mut self.outstanding;
+        for slot in self.recv.as_mut().iter_mut() {
+            let Some(st) = slot.st.as_mut() else { continue };
+            if st.done.is_none() {
+                release_grants(st, outstanding);
+                st.done = Some(Final::Drop);
+                st.reply = Some(Reply::Final);
+            }
+            st.completion = None;
+            st.probed_at = now;
+            if st.release {
+                slot.st = None;
+            }
+        }
+    }
+
+    /// Deadlines of the receive table: reclaim of messages without activity,
+    /// and once closing, the re-sending of final replies.
     pub(super) fn recv_deadlines(&self) -> impl Iterator<Item = u64> + '_ {
         let reclaim = self.cfg.reclaim_timeout;
+        let probe = if self.closing {
+            self.cfg.retransmit_timeout
+        } else {
+            u64::MAX
+        };
         self.recv
             .as_ref()
             .iter()
             .filter_map(|s| s.st.as_ref())
             .filter(|st| !st.release)
-            .map(move |st| st.last_activity.saturating_add(reclaim))
+            .map(move |st| {
+                st.last_activity
+                    .saturating_add(reclaim)
+                    .min(st.probed_at.saturating_add(probe))
+            })
     }
 
     /// [`Engine::handle_timeout`] for the receive table: reclaim (paper: ten minutes
@@ -418,9 +451,21 @@ where
     pub(super) fn recv_timeouts(&mut self, now: u64) {
         let cfg = self.cfg;
         let outstanding = &mut self.outstanding;
+        let closing = self.closing;
         for slot in self.recv.as_mut().iter_mut() {
             let Some(st) = slot.st.as_mut() else { continue };
-            if st.release || st.last_activity.saturating_add(cfg.reclaim_timeout) > now {
+            if st.release {
+                continue;
+            }
+            if st.last_activity.saturating_add(cfg.reclaim_timeout) > now {
+                // Closing: the final reply goes out again every retransmission
+                // timeout. A sender that missed it completes; one that has
+                // forgotten the message answers with the GCH that frees this
+                // state.
+                if closing && st.probed_at.saturating_add(cfg.retransmit_timeout) <= now {
+                    st.probed_at = now;
+                    st.reply = Some(Reply::Final);
+                }
                 continue;
             }
             if st.done.is_none() {

@@ -144,6 +144,20 @@ where
         }
     }
 
+    /// [`Engine::close`] for the send table: aborts every message still sending.
+    pub(super) fn abort_all(&mut self, now: u64) -> u64 {
+        let rto = self.cfg.retransmit_timeout;
+        let mut n: u64 = 0;
+        for st in self.send.as_mut().iter_mut().filter_map(|s| s.st.as_mut()) {
+            if matches!(st.phase, SendPhase::Rts | SendPhase::Granted) {
+                st.completion = Some(SendStatus::Aborted);
+                start_null(st, now, rto);
+                n = n.saturating_add(1);
+            }
+        }
+        n
+    }
+
     pub(super) fn rx_reply(&mut self, now: u64, r: &Repr) -> Result<(), RxDrop> {
         let rto = self.cfg.retransmit_timeout;
         let found = self
