@@ -32,7 +32,28 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "need root to install packages (or install them yourself): ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q
-	apt-get install -y -q --no-install-recommends --no-remove "${missing[@]}"
+	# QEMU's packages must all be of one version: a machine that already has
+	# qemu-utils from bookworm-backports (newer than bookworm's QEMU, which
+	# it Breaks) gets qemu-system-x86 from there too, never a removal or a
+	# downgrade of what is installed.
+	qemu_utils=$(dpkg-query -W -f='${Status} ${Version}' qemu-utils 2>/dev/null |
+		sed -n 's/^install ok installed //p')
+	if [[ " ${missing[*]} " == *" qemu-system-x86 "* && "$qemu_utils" == *~bpo12* ]]; then
+		if ! apt-cache madison qemu-system-x86 | grep -qF "$qemu_utils"; then
+			log "qemu-utils $qemu_utils is from bookworm-backports: adding that suite (priority 100: used only when asked for)"
+			cat >/etc/apt/sources.list.d/srnic-bookworm-backports.sources <<-EOF
+				Types: deb
+				URIs: http://deb.debian.org/debian
+				Suites: bookworm-backports
+				Components: main
+				Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+			EOF
+			apt-get update -q
+		fi
+		apt-get install -y -q --no-install-recommends --no-remove -t bookworm-backports qemu-system-x86
+		missing=("${missing[@]/qemu-system-x86/}")
+	fi
+	apt-get install -y -q --no-install-recommends --no-remove ${missing[@]}
 fi
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
