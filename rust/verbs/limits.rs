@@ -26,6 +26,10 @@ pub(crate) const MAX_CQE: usize = 65536;
 pub(crate) const MAX_QP: usize = 1024;
 /// Work requests per send or receive queue.
 pub(crate) const MAX_QP_WR: usize = 4096;
+/// FPDUs one run of a QP's transmit work sends before it queues itself again
+/// (`verbs/qp/tx.rs`), so that other work on srnic's workqueue, and other
+/// tasks on a kernel without preemption, get their turn.
+pub(crate) const TX_FPDUS_PER_RUN: usize = 256;
 /// Scatter/gather elements per work request.
 pub(crate) const MAX_SGE: usize = 16;
 /// Inline bytes per send work request.

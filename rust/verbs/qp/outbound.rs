@@ -270,6 +270,9 @@ pub(super) enum Progress {
     /// A Read Response's source region was deregistered or invalidated: no
     /// more of it may go out (RFC 5040 section 8, the STag's access ended).
     Revoked(InboundRead),
+    /// The caller's FPDU budget is spent, between two FPDUs: the rest of the
+    /// message waits for the next run of the transmit work.
+    Yield,
 }
 
 /// Transmit state that `Outbound` works on: the MPA framer (stream position
@@ -305,7 +308,8 @@ impl Outbound {
     /// Sends as much of the message as TCP takes. `inline(slot, at, dst)`
     /// copies inline payload bytes; `stop()` is asked between FPDUs whether to
     /// give the message up; `sent(payload)` is told of every FPDU that went out
-    /// whole.
+    /// whole. Each FPDU that went out takes one from `budget`; at zero it stops
+    /// between FPDUs ([`Progress::Yield`]).
     pub(super) fn send(
         &mut self,
         sock: &TcpSocket,
@@ -313,6 +317,7 @@ impl Outbound {
         inline: &dyn Fn(usize, usize, &mut [u8]) -> Result,
         stop: &dyn Fn() -> bool,
         sent: &dyn Fn(usize),
+        budget: &mut usize,
     ) -> Result<Progress> {
         loop {
             if !self.staged.push(sock, &self.source)? {
@@ -321,6 +326,7 @@ impl Outbound {
             if self.staged.total != 0 {
                 sent(self.staged.payload);
                 self.staged.clear(false);
+                *budget = budget.saturating_sub(1);
             }
             if stop() {
                 return Ok(Progress::Stopped);
@@ -329,6 +335,9 @@ impl Outbound {
                 if self.source.revoked() {
                     return Ok(Progress::Revoked(ir));
                 }
+            }
+            if *budget == 0 {
+                return Ok(Progress::Yield);
             }
             if !self.stage_next(fr, inline)? {
                 return Ok(Progress::Sent(self.finish));

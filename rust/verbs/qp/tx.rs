@@ -44,7 +44,10 @@ impl Qp {
     /// Read Responses, then the send queue), until everything is sent or
     /// TCP's send buffer is full. It never waits: the socket's write-space
     /// callback queues it again. A peer that stops reading fails the QP by
-    /// TCP's user timeout (see [`Qp::connection_lost`]).
+    /// TCP's user timeout (see [`Qp::connection_lost`]). One run sends at most
+    /// [`limits::TX_FPDUS_PER_RUN`] FPDUs and then queues itself again: a peer
+    /// that reads as fast as srnic sends must not keep a shared worker (and,
+    /// in a kernel without preemption, its CPU) for a whole 16 MiB message.
     pub(super) fn tx_run(self: Arc<Self>) {
         let mut tx = self.tx.lock();
         let sock = match self.socket() {
@@ -55,10 +58,17 @@ impl Qp {
                 return;
             }
         };
+        let mut budget = limits::TX_FPDUS_PER_RUN;
         loop {
+            if budget == 0 {
+                drop(tx);
+                self.kick_tx();
+                return;
+            }
             if tx.cur.is_some() {
-                match self.send_current(&mut tx, &sock) {
+                match self.send_current(&mut tx, &sock, &mut budget) {
                     Ok(Progress::Blocked) => return,
+                    Ok(Progress::Yield) => continue,
                     Ok(Progress::Stopped) => tx.cur = None,
                     Ok(Progress::Revoked(ir)) => {
                         tx.cur = None;
@@ -153,7 +163,7 @@ impl Qp {
     }
 
     /// Sends as much of the message under way as TCP takes.
-    fn send_current(&self, tx: &mut TxState, sock: &TcpSocket) -> Result<Progress> {
+    fn send_current(&self, tx: &mut TxState, sock: &TcpSocket, budget: &mut usize) -> Result<Progress> {
         let TxState { framer, max_ulpdu, cur, .. } = tx;
         let Some(m) = cur.as_mut() else { return Ok(Progress::Stopped) };
         let mut fr = Framing { framer, max_ulpdu: *max_ulpdu };
@@ -176,7 +186,7 @@ impl Qp {
             stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);
             self.tx_bytes.fetch_add(payload as u64, Ordering::Relaxed);
         };
-        m.send(sock, &mut fr, &inline, &stop, &sent)
+        m.send(sock, &mut fr, &inline, &stop, &sent, budget)
     }
 
     /// The socket failed under a send: the connection is gone.
