@@ -7,8 +7,9 @@
 # While that QP is stuck:
 # - a second QP of the same server process on VM b serves verified READs
 #   (srnic-vmtest), and the stuck QP is still connected then;
-# - two other processes move data through VM b: a 4 MiB READ from it and a
-#   4 MiB WRITE to it (srnic xfer, verified), before the stuck QP fails.
+# - two other processes move data through VM b: a 1 MiB READ from it and a
+#   1 MiB WRITE to it (srnic xfer, verified), before the stuck QP fails (at
+#   4 MiB each they took longer than the 30 s on a slower host).
 # Then the stuck QP fails with QP_ERROR after the default stall timeout
 # (tx_stall_timeout_ms, 30 s) and no sooner, part way through the response,
 # its receive flushed; nothing is left behind (gauges, kmemleak).
@@ -30,14 +31,14 @@ peer "test -f /tmp/stall.errored" &&
 # Two other processes on each side, through VM b, while the QP is stuck.
 peer_bg xfer_srv "srnic xfer -s -p $XP -t 60 --count 2"
 wait_listen "$XP" peer || fail "the transfer server did not listen"
-srnic xfer -c "$PEER" -p "$XP" -t 60 --op read --size 4194304 --sge 4 --crc ||
+srnic xfer -c "$PEER" -p "$XP" -t 60 --op read --size 1048576 --sge 4 --crc ||
 	{ peer_wait xfer_srv 1; fail "a READ from VM b did not complete while a QP was stuck"; }
-srnic xfer -c "$PEER" -p "$XP" -t 60 --op write --size 4194304 --sge 4 ||
+srnic xfer -c "$PEER" -p "$XP" -t 60 --op write --size 1048576 --sge 4 ||
 	{ peer_wait xfer_srv 1; fail "a WRITE to VM b did not complete while a QP was stuck"; }
 peer_wait xfer_srv 60 || fail "the transfer server failed"
 peer "test -f /tmp/stall.errored" &&
 	fail "the stuck QP failed before the other transfers were done (they took longer than $stall_ms ms?)"
-echo "ok: other processes moved 8 MiB through VM b while its QP was stuck"
+echo "ok: other processes moved 2 MiB through VM b while its QP was stuck"
 peer_wait stall_srv 200 || { cat /tmp/stall_cli.log; fail "the stall server failed"; }
 wait_until 60 test -f /tmp/stall_cli.rc || fail "the stalled peer did not finish"
 cat /tmp/stall_cli.log
