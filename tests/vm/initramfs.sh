@@ -32,11 +32,12 @@ copy_libs() {
 # Debian binaries: iproute2's ip, tc (netem needs the real tc) and rdma (siw
 # links), rdma-core's rping, ucmatose, ibv_devices, ibv_devinfo, rdma_server and
 # rdma_client and perftest's latency and bandwidth tools (the siw peer, and
-# srnic itself through the stand-ins: cases rdma_compat*).
+# srnic itself through the stand-ins: cases rdma_compat*), and iperf3 (the
+# plain-TCP row of make bench).
 host_bins=(/usr/bin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping /usr/bin/ucmatose
 	/usr/bin/ibv_devices /usr/bin/ib_send_lat /usr/bin/ib_write_lat /usr/bin/ib_read_lat
 	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw
-	/usr/bin/ibv_devinfo /usr/bin/rdma_server /usr/bin/rdma_client)
+	/usr/bin/ibv_devinfo /usr/bin/rdma_server /usr/bin/rdma_client /usr/bin/iperf3)
 for b in "${host_bins[@]}"; do
 	[ -x "$b" ] || b=$(command -v "$(basename "$b")")
 	rm -f "$root/bin/$(basename "$b")"
@@ -82,7 +83,8 @@ for t in "$tools"/*; do
 	case "$deps" in *"=> /"*) copy_libs "$t" ;; esac
 done
 cp "$SRNIC_TOP/tests/vm/guest/init" "$root/init"
-cp "$SRNIC_TOP/tests/vm/guest/lib.sh" "$SRNIC_TOP/tests/vm/guest/demo.sh" "$root/srnic/"
+cp "$SRNIC_TOP/tests/vm/guest/lib.sh" "$SRNIC_TOP/tests/vm/guest/demo.sh" \
+	"$SRNIC_TOP/tests/vm/guest/bench.sh" "$root/srnic/"
 cp "$SRNIC_TOP"/tests/vm/cases/*.sh "$root/srnic/cases/"
 chmod +x "$root/init"
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"

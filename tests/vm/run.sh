@@ -4,7 +4,12 @@
 #
 #   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N]
 #                   [--fuzz-seconds N] [--fuzz-seed S] [CASE...]
+#   tests/vm/run.sh --bench [--bench-reps N] [--bench-tiny] [--variant ...]
 #
+# --bench runs the workloads of `make bench` (tests/vm/guest/bench.sh) instead
+# of the cases; their samples land in <logs>/files/bench.csv, and the host's
+# clock stamps of the guest's clock check in <logs>/clock (scripts/bench.sh
+# makes the report); --bench-tiny runs them at bench_smoke's tiny size.
 # --long runs the cases with their full repetition counts (make check-long).
 # --fuzz-seconds and --fuzz-seed set the abi_fuzz case's duration and seed
 # (make fuzz-abi DURATION=N SEED=S; srnic.fuzz_seconds, srnic.fuzz_seed).
@@ -27,16 +32,19 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0
+variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0 bench=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
 	--demo) mode=demo; shift ;;
+	--bench) mode=bench; shift ;;
+	--bench-reps) bench="$bench srnic.bench_reps=$2"; shift 2 ;;
+	--bench-tiny) bench="$bench srnic.bench_tiny=1"; shift ;;
 	--long) long=1; shift ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;
 	--fuzz-seed) fuzz="$fuzz srnic.fuzz_seed=$2"; shift 2 ;;
-	-h|--help) sed -n '3,21p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,28p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
@@ -94,7 +102,7 @@ vm() { # vm NAME ADDR PEER NETDEV CHARDEV
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz" \
+		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz $bench" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
@@ -115,10 +123,19 @@ sleep 1
 vm b 192.0.2.2 192.0.2.1 "socket,id=n0,udp=127.0.0.1:$port_a,localaddr=127.0.0.1:$port_b" \
 	"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=off" 2 &
 pid_b=$!
+if [ $mode = bench ]; then
+	# The host's time of each line of the guest's clock check (bench.sh).
+	tail -F --pid="$pid_a" "$logs/a.log" 2>/dev/null | while IFS= read -r line; do
+		case "$line" in *BENCH-CLOCK*) echo "$(date +%s.%N) ${line##*BENCH-CLOCK }" ;; esac
+	done >"$logs/clock" &
+	stamper=$!
+fi
 rc_a=0 rc_b=0
 wait $pid_a || rc_a=$?
 wait $pid_b || rc_b=$?
 vm_seconds=$(($(date +%s) - start))
+# The stamper ends with VM a (tail --pid).
+[ -z "${stamper:-}" ] || wait "$stamper" || true
 log "VMs finished in $vm_seconds s"
 
 fail=0
@@ -139,6 +156,16 @@ done
 
 if [ $mode = demo ]; then
 	sed -n 's/^.*DEMO| \{0,1\}//p' "$logs/a.log"
+	exit $fail
+fi
+if [ $mode = bench ]; then
+	"$SRNIC_TOP/tests/vm/extract-files.sh" "$logs/a.files" "$logs/files" || fail=1
+	if ! grep -q "BENCH| done" "$logs/a.log"; then
+		log "the benchmark did not finish: see $logs/a.log"
+		grep -a -E "FAIL|BENCH\|" "$logs/a.log" | tail -n 20 >&2
+		fail=1
+	fi
+	echo "$logs"
 	exit $fail
 fi
 
