@@ -14,6 +14,8 @@
 #   make fuzz-smoke      build every fuzz target and run each for 10 s
 #   make fuzz TARGET=mpa_framer [SECONDS=600]   one long fuzz run
 #   make demo            boot two VMs, load srnic, show it working
+#   make bench [REPS=5] [VARIANT=plain] [TINY=1]   srnic against siw and plain TCP in the
+#                        VMs: build/bench/<timestamp>/ (table.md, samples.csv, plots)
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
 #                        DURATION seconds (default 600); it prints its seed
@@ -27,7 +29,7 @@ LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
 
-.PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz fuzz-abi vm-test demo
+.PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz fuzz-abi vm-test demo bench
 
 all: modules
 
@@ -87,3 +89,8 @@ check-long: check-host check-module
 
 demo: deps
 	tests/vm/run.sh --variant plain --demo
+
+REPS ?= 5
+BENCH_VARIANT = $(if $(filter command line,$(origin VARIANT)),$(VARIANT),plain)
+bench: deps
+	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny)

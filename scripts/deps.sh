@@ -15,6 +15,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static
 	# Peers, tools and independent checks used inside the VMs and on the host.
 	iproute2 iperf3 tshark
+	# make bench's plots.
+	gnuplot-nox
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# rdma-core's headers, which the stand-ins of tools/rdma-compat are built against.
 	libibverbs-dev librdmacm-dev

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The report of `make bench` (Documentation/srnic/performance.rst).
+
+    scripts/bench-report.py SAMPLES.csv OUTDIR [--clock CLOCK] [--title TEXT]
+
+SAMPLES.csv is what tests/vm/guest/bench.sh recorded: one line per run,
+``rep,test,size,system,value,unit,frames,frames_lost``. Writes into OUTDIR:
+
+- ``table.md``: per row (test and message size) the median of every system,
+  and the ratios srnic/siw, srnic-crc/siw and srnic/tcp, each the median of
+  the ratios paired within one repetition (the systems of one repetition ran
+  one after the other); the issue's goals where a row has one; the virtual
+  link's frame losses per system; the guest clock against the host's;
+- ``bandwidth.png`` (with gnuplot, when it is installed): bandwidth against
+  message size for every system and operation.
+
+Prints the table. Exits 1 when the samples are incomplete (a row without a
+figure for a system that ran it).
+"""
+
+import argparse
+import csv
+import shutil
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+# Column order of the systems, and which plain-TCP test a row is compared with.
+SYSTEMS = ["srnic", "srnic-crc", "siw", "tcp"]
+TCP_REF = {
+    "write_bw": "stream",
+    "read_bw": "stream",
+    "send_bw": "stream",
+    "write_lat": "pingpong",
+    "send_lat": "pingpong",
+}
+ROW_ORDER = ["write_bw", "read_bw", "send_bw", "write_lat", "send_lat", "read_lat"]
+# The goals of the performance issue that a row of this benchmark can check:
+# (test, size) -> [(ratio name, bound, "min" or "max")].
+GOALS = {
+    ("write_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/tcp", 0.9, "min")],
+    ("read_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/tcp", 0.9, "min")],
+    ("send_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/tcp", 0.9, "min")],
+    ("write_lat", 4): [("srnic/siw", 0.9, "max")],
+    ("send_lat", 4): [("srnic/siw", 0.9, "max")],
+}
+
+
+def load(path):
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            rows.append(
+                {
+                    "rep": int(r["rep"]),
+                    "test": r["test"],
+                    "size": int(r["size"]),
+                    "system": r["system"],
+                    "value": float(r["value"]),
+                    "unit": r["unit"],
+                    "frames": int(r["frames"]),
+                    "lost": int(r["frames_lost"]),
+                }
+            )
+    return rows
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def size_name(n):
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div and n % div == 0:
+            return f"{n // div} {unit}"
+    return f"{n} B"
+
+
+def paired_ratio(samples, a, b):
+    """Median over repetitions of a/b, both measured in the same repetition."""
+    ratios = [
+        samples[a][rep] / samples[b][rep]
+        for rep in samples.get(a, {})
+        if rep in samples.get(b, {}) and samples[b][rep] > 0
+    ]
+    return statistics.median(ratios) if ratios else None
+
+
+def report(rows, clock):
+    # (test, size) -> system -> rep -> value
+    data = defaultdict(lambda: defaultdict(dict))
+    units = {}
+    for r in rows:
+        data[(r["test"], r["size"])][r["system"]][r["rep"]] = r["value"]
+        units[r["test"]] = r["unit"]
+    reps = sorted({r["rep"] for r in rows})
+    out = []
+    out.append(
+        f"{len(reps)} repetitions; each cell is the median, each ratio the median of the "
+        "ratios paired within a repetition. Bandwidth in MiB/s (higher is better), "
+        "latency in microseconds, typical one-way (lower is better; read_lat is "
+        "perftest's round trip)."
+    )
+    out.append("")
+    head = ["row", "size"] + SYSTEMS + ["srnic/siw", "srnic-crc/siw", "srnic/tcp", "goal"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "|".join("---" for _ in head) + "|")
+    keys = sorted(
+        (k for k in data if k[0] in ROW_ORDER),
+        key=lambda k: (ROW_ORDER.index(k[0]), k[1]),
+    )
+    incomplete = []
+    for test, size in keys:
+        d = dict(data[(test, size)])
+        ref = TCP_REF.get(test)
+        if ref is not None:
+            ref_key = (ref, size if ref == "stream" else 4)
+            if ref_key in data and "tcp" in data[ref_key]:
+                d["tcp"] = data[ref_key]["tcp"]
+        med = {s: statistics.median(v.values()) if v else None for s, v in d.items()}
+        for s in ("srnic", "siw"):
+            if not d.get(s):
+                incomplete.append(f"{test} {size}: no {s} figure")
+        ratios = {
+            "srnic/siw": paired_ratio(d, "srnic", "siw"),
+            "srnic-crc/siw": paired_ratio(d, "srnic-crc", "siw"),
+            "srnic/tcp": paired_ratio(d, "srnic", "tcp") if "tcp" in d else None,
+        }
+        goals = []
+        for name, bound, kind in GOALS.get((test, size), []):
+            v = ratios.get(name)
+            ok = v is not None and (v >= bound if kind == "min" else v <= bound)
+            goals.append(f"{name} {'≥' if kind == 'min' else '≤'} {bound}: {'met' if ok else 'not met'}")
+        cells = [test, size_name(size)] + [fmt(med.get(s)) for s in SYSTEMS]
+        cells += [fmt(ratios[k]) for k in ("srnic/siw", "srnic-crc/siw", "srnic/tcp")]
+        cells.append("; ".join(goals) or "")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    # The virtual link: frames sent by both VMs during each system's runs,
+    # and those the other VM did not receive.
+    sent = defaultdict(int)
+    lost = defaultdict(int)
+    for r in rows:
+        sent[r["system"]] += r["frames"]
+        lost[r["system"]] += r["lost"]
+    parts = []
+    for s in SYSTEMS:
+        if sent[s]:
+            parts.append(f"{s} {lost[s]} of {sent[s]} ({100.0 * lost[s] / sent[s]:.3f} %)")
+    out.append("Frames lost by the virtual link during the runs: " + ", ".join(parts) + ".")
+    if clock is not None:
+        out.append(clock)
+    return "\n".join(out) + "\n", incomplete, data
+
+
+def clock_check(path):
+    """The guest's 10 s against the host's clock (stamped by tests/vm/run.sh)."""
+    try:
+        lines = [l.split() for l in Path(path).read_text().splitlines() if l.strip()]
+    except OSError:
+        return None
+    stamps = {l[1]: (float(l[0]), float(l[2])) for l in lines if len(l) >= 3}
+    if "start" not in stamps or "end" not in stamps:
+        return None
+    host = stamps["end"][0] - stamps["start"][0]
+    guest = stamps["end"][1] - stamps["start"][1]
+    return (
+        f"Guest clock: {guest:.2f} s of guest uptime while the host's clock saw "
+        f"{host:.2f} s (ratio {guest / host:.3f}; the serial line adds a little to the host's)."
+    )
+
+
+def plot(data, outdir):
+    gnuplot = shutil.which("gnuplot")
+    if gnuplot is None:
+        return "gnuplot not installed: no plot"
+    series = []
+    for test in ("write_bw", "read_bw", "send_bw"):
+        for system in ("srnic", "srnic-crc", "siw"):
+            pts = sorted(
+                (size, statistics.median(v[system].values()))
+                for (t, size), v in data.items()
+                if t == test and v.get(system)
+            )
+            if pts:
+                series.append((f"{system} {test}", pts))
+    pts = sorted(
+        (size, statistics.median(v["tcp"].values()))
+        for (t, size), v in data.items()
+        if t == "stream" and v.get("tcp")
+    )
+    if pts:
+        series.append(("tcp (iperf3)", pts))
+    if not series:
+        return "no bandwidth samples: no plot"
+    dat = outdir / "bandwidth.dat"
+    with open(dat, "w") as f:
+        for name, pts in series:
+            f.write(f'"{name}"\n')
+            for size, v in pts:
+                f.write(f"{size} {v}\n")
+            f.write("\n\n")
+    script = outdir / "bandwidth.gp"
+    plots = ", ".join(
+        f"'{dat.name}' index {i} using 1:2 with linespoints title columnheader(1)"
+        for i in range(len(series))
+    )
+    script.write_text(
+        "set terminal pngcairo noenhanced size 1000,640\n"
+        "set output 'bandwidth.png'\n"
+        "set title 'Bandwidth against message size (medians; the VMs of make bench)'\n"
+        "set logscale x 2\nset xlabel 'message size (bytes)'\nset ylabel 'MiB/s'\n"
+        "set yrange [0:*]\nset key outside right\nset grid\n"
+        f"plot {plots}\n"
+    )
+    r = subprocess.run([gnuplot, script.name], cwd=outdir, capture_output=True, text=True)
+    if r.returncode != 0:
+        return f"gnuplot failed: {r.stderr.strip()}"
+    return "bandwidth.png"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("samples")
+    ap.add_argument("outdir")
+    ap.add_argument("--clock", help="the host's stamps of the guest's clock check")
+    ap.add_argument("--title", default="srnic benchmark")
+    a = ap.parse_args()
+    outdir = Path(a.outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    rows = load(a.samples)
+    if not rows:
+        print("bench-report: no samples", file=sys.stderr)
+        return 1
+    text, incomplete, data = report(rows, clock_check(a.clock) if a.clock else None)
+    text = f"## {a.title}\n\n" + text
+    (outdir / "table.md").write_text(text)
+    print(text, end="")
+    print(f"plot: {plot(data, outdir)}")
+    for line in incomplete:
+        print(f"bench-report: {line}", file=sys.stderr)
+    return 1 if incomplete else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

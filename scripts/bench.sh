@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: boot the two VMs (plain kernel by default), run the workloads of
+# tests/vm/guest/bench.sh in them, and write the report into
+# build/bench/<timestamp>/: samples.csv (every run), table.md (medians and
+# paired ratios, also printed), bandwidth.png (gnuplot) and the guest-clock
+# check (Documentation/srnic/performance.rst).
+#
+#   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny]
+#
+# --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
+# rig and the report, not a measurement).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+reps=5 variant=plain tiny=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--reps) reps=$2; shift 2 ;;
+	--variant) variant=$2; shift 2 ;;
+	--tiny) tiny=(--bench-tiny); shift ;;
+	-h | --help) sed -n '3,12p' "$0"; exit 0 ;;
+	*) die "unknown argument '$1' (see --help)" ;;
+	esac
+done
+case "$reps" in '' | *[!0-9]* | 0) die "--reps needs a positive number: '$reps'" ;; esac
+
+logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" "${tiny[@]}" --variant "$variant" | tail -n 1)
+out=$SRNIC_TOP/build/bench/$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+cp "$logs/files/bench.csv" "$out/samples.csv"
+cp "$logs/clock" "$out/clock" 2>/dev/null || true
+python3 "$SRNIC_TOP/scripts/bench-report.py" "$out/samples.csv" "$out" --clock "$out/clock" \
+	--title "srnic benchmark, $variant kernel, $(date -u +%Y-%m-%d)"
+log "report in $out (VM logs in $logs)"
