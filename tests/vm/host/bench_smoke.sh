@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Host check of the VM case bench_smoke: make bench's report
+# (scripts/bench-report.py) from the samples the case exported must come out
+# complete: a table with every row, and the plot when gnuplot is installed.
+#
+#   tests/vm/host/bench_smoke.sh LOGDIR
+set -euo pipefail
+logs=$1
+top=$(cd "$(dirname "$0")/../../.." && pwd)
+csv=$logs/files/bench.csv
+[ -s "$csv" ] || { echo "missing $csv"; exit 1; }
+out=$logs/bench-report
+python3 "$top/scripts/bench-report.py" "$csv" "$out" --title "bench_smoke (debug kernel, tiny)"
+# Every program the case ran has its row.
+for row in $(awk -F, 'NR > 1 && $4 != "tcp" { print $2 }' "$csv" | sort -u); do
+	grep -q "^| $row |" "$out/table.md" || { echo "no row $row in the table"; exit 1; }
+done
+if command -v gnuplot >/dev/null; then
+	[ -s "$out/bandwidth.png" ] || { echo "no plot"; exit 1; }
+fi
