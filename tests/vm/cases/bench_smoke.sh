@@ -15,8 +15,7 @@
 # slower hosts of 2026-11-26 make check's VM cases already take about an hour
 # under TCG, near CI's limit.
 . /srnic/lib.sh
-[ "${LONG_RUN:-0}" = 1 ] || [ -n "$CASES" ] ||
-	skip "make check-long and make vm-test CASES=bench_smoke only (the suite's length under TCG)"
+long_only
 BENCH_TINY=1
 BENCH_REPS=1
 BENCH_BW_TESTS=write_bw

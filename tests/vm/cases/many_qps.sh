@@ -6,6 +6,7 @@
 # (verified); 4 rounds. Every QP is then disconnected in order (DISCONNECTED
 # on both sides of each), and no QP or pinned page is left.
 . /srnic/lib.sh
+long_only
 load_srnic_both
 vmtest many-qps -t 120 --qps 64 --rounds 4 --size 65536
 expect_idle

@@ -13,6 +13,7 @@
 #    refuses the connection; srnic's server sees it close before the first
 #    message and ends without an error or a hang.
 . /srnic/lib.sh
+long_only
 N=$(count 20 200)
 load_srnic_both
 port=7300

@@ -3,5 +3,6 @@
 # send_se_inv: verified send-se-inv transfers between the VMs: 0, 1, 4095, 4096, 65536 bytes,
 # 1 MiB and 16 MiB, 1 to 16 scatter/gather elements, CRC off, CRC on, markers on.
 . /srnic/lib.sh
+long_only
 iwarp_matrix send-se-inv
 pass

@@ -7,6 +7,7 @@
 # pattern (-V). Negotiated: MPA revision 2 enhanced, IRD = ORD = 1, CRC exactly
 # when srnic asked for it.
 . /srnic/lib.sh
+long_only
 N=$(count 20 1000)
 load_srnic
 siw_peer_up

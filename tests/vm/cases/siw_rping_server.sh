@@ -6,6 +6,7 @@
 # negotiated MPA options must be revision 2 (enhanced, IRD = ORD = 1) with CRC
 # exactly when srnic asked for it.
 . /srnic/lib.sh
+long_only
 N=$(count 20 1000)
 load_srnic
 siw_peer_up

@@ -7,6 +7,7 @@
 # 65535, CRC off and on, 10 pings each, plus srnic asking siw for markers (siw
 # rejects). The VM side checks the runs; the host check decodes the capture.
 . /srnic/lib.sh
+long_only
 N=10
 load_srnic
 siw_peer_up

@@ -261,6 +261,14 @@ pass() {
 	exit 0
 }
 skip() { echo "SKIP: $*"; echo 4 >/tmp/.case_rc; exit 0; }
+# long_only: skips the case in make check's full run; it runs in make
+# check-long and whenever it is named (make vm-test CASES=..., run.sh CASE).
+# For cases whose coverage others share, while the full run under TCG takes
+# about an hour on slow hosts (Documentation/srnic/testing.rst).
+long_only() {
+	[ "${LONG_RUN:-0}" = 1 ] || [ -n "$CASES" ] ||
+		skip "make check-long only (or name it): the full run's length under TCG"
+}
 fail() { echo "FAIL: $*"; echo 1 >/tmp/.case_rc; exit 1; }
 check() { # check DESCRIPTION CMD...: runs CMD, fails the case if it fails
 	local what=$1; shift
