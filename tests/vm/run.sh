@@ -158,8 +158,9 @@ if [ $mode = demo ]; then
 	sed -n 's/^.*DEMO| \{0,1\}//p' "$logs/a.log"
 	exit $fail
 fi
+# Files the cases (or the benchmark) exported.
+"$SRNIC_TOP/tests/vm/extract-files.sh" "$logs/a.files" "$logs/files" || fail=1
 if [ $mode = bench ]; then
-	"$SRNIC_TOP/tests/vm/extract-files.sh" "$logs/a.files" "$logs/files" || fail=1
 	if ! grep -q "BENCH| done" "$logs/a.log"; then
 		log "the benchmark did not finish: see $logs/a.log"
 		grep -a -E "FAIL|BENCH\|" "$logs/a.log" | tail -n 20 >&2
@@ -172,8 +173,7 @@ fi
 # The KTAP lines of VM a (strip the console's carriage returns).
 tr -d '\r' <"$logs/a.log" | sed -n '/^KTAP version 1/,$p' | grep -E '^(KTAP|1\.\.|ok |not ok |# )' >"$logs/ktap" || true
 
-# Files the cases exported, then the host checks of the cases that passed.
-"$SRNIC_TOP/tests/vm/extract-files.sh" "$logs/a.files" "$logs/files" || fail=1
+# The host checks of the cases that passed.
 for check in "$SRNIC_TOP"/tests/vm/host/*.sh; do
 	name=$(basename "$check" .sh)
 	line=$(grep -E "^ok [0-9]+ $name\$" "$logs/ktap" || true)

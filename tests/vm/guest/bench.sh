@@ -72,6 +72,19 @@ iters_for() {
 	echo $n
 }
 
+# bench_pair STACK "SRV_CMD" "CLI_CMD": a server program on VM b and its
+# client here, both on STACK (compat_pair, listening on bench_port); ends the
+# benchmark unless both exit 0. The client's output is in CLI_OUT.
+bench_pair() {
+	compat_pair peer "$bench_port" "$T" "$1" "$2" "$1" "$3"
+	if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ]; then
+		echo "$CLI_OUT"
+		echo "-- server side (peer):"
+		echo "$SRV_OUT"
+		fail "bench: '$3' on $1 exited $CLI_RC (server $SRV_RC)"
+	fi
+}
+
 # perftest_run REP TEST SIZE ITERS SYSTEM: one perftest program (-R), its
 # server on VM b, its client here.
 perftest_run() {
@@ -80,13 +93,7 @@ perftest_run() {
 	bench_port=$((bench_port + 1))
 	args="-R -p $bench_port -s $size -n $iters"
 	before=$(frames_now)
-	compat_pair peer "$bench_port" "$T" "$sys" "$prog $args" "$sys" "$prog $args $PEER"
-	if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ]; then
-		echo "$CLI_OUT"
-		echo "-- server side (peer):"
-		echo "$SRV_OUT"
-		fail "bench: $prog on $sys exited $CLI_RC (server $SRV_RC)"
-	fi
+	bench_pair "$sys" "$prog $args" "$prog $args $PEER"
 	fig=$(perftest_figure "$prog" "$CLI_OUT")
 	case $test in *_bw) unit=MiB/s ;; *) unit=usec ;; esac
 	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before"
@@ -94,31 +101,25 @@ perftest_run() {
 
 # tcp_stream REP SIZE: iperf3 moving BW_BYTES in SIZE-byte writes, a -> b.
 tcp_stream() {
-	local rep=$1 size=$2 before out fig
+	local rep=$1 size=$2 before fig
 	bench_port=$((bench_port + 1))
-	# Bound to b's IPv4 address: wait_listen reads /proc/net/tcp.
-	peer_bg iperf "iperf3 -s -1 -B $PEER -p $bench_port"
-	wait_listen "$bench_port" peer || { peer_wait iperf 1; fail "bench: iperf3 server did not listen"; }
 	before=$(frames_now)
-	out=$(timeout "$T" iperf3 -c "$PEER" -p "$bench_port" -n "$BW_BYTES" -l "$size" -f M 2>&1) ||
-		{ echo "$out"; fail "bench: iperf3 client"; }
-	peer_wait iperf 60 >/dev/null || fail "bench: iperf3 server"
+	# The server bound to b's IPv4 address: wait_listen reads /proc/net/tcp.
+	bench_pair plain "iperf3 -s -1 -B $PEER -p $bench_port" \
+		"iperf3 -c $PEER -p $bench_port -n $BW_BYTES -l $size -f M"
 	# "[  5]   0.00-1.23  sec  64.0 MBytes  52.0 MBytes/sec    receiver"
-	fig=$(echo "$out" | awk '/receiver/ { for (i = 2; i <= NF; i++) if ($i == "MBytes/sec") { print $(i - 1); exit } }')
+	fig=$(echo "$CLI_OUT" | awk '/receiver/ { for (i = 2; i <= NF; i++) if ($i == "MBytes/sec") { print $(i - 1); exit } }')
 	record "$rep" stream "$size" tcp "$fig" MiB/s "$before"
 }
 
 # tcp_latency REP: tcp_pingpong's typical one-way latency of 4-byte messages.
 tcp_latency() {
-	local rep=$1 before out fig
+	local rep=$1 before fig
 	bench_port=$((bench_port + 1))
-	peer_bg pingpong "tcp_pingpong -s -p $bench_port -n $LAT_ITERS -z 4"
-	wait_listen "$bench_port" peer || { peer_wait pingpong 1; fail "bench: tcp_pingpong server did not listen"; }
 	before=$(frames_now)
-	out=$(timeout "$T" tcp_pingpong -c "$PEER" -p "$bench_port" -n "$LAT_ITERS" -z 4 2>&1) ||
-		{ echo "$out"; fail "bench: tcp_pingpong client"; }
-	peer_wait pingpong 60 >/dev/null || fail "bench: tcp_pingpong server"
-	fig=$(echo "$out" | sed -n 's/.* typical_usec \([0-9.]*\) .*/\1/p')
+	bench_pair plain "tcp_pingpong -s -p $bench_port -n $LAT_ITERS -z 4" \
+		"tcp_pingpong -c $PEER -p $bench_port -n $LAT_ITERS -z 4"
+	fig=$(echo "$CLI_OUT" | sed -n 's/.* typical_usec \([0-9.]*\) .*/\1/p')
 	record "$rep" pingpong 4 tcp "$fig" usec "$before"
 }
 

@@ -591,13 +591,14 @@ bounded() {
 
 # stack_prefix STACK: what runs an rdma-core program on STACK: "srnic" (the
 # stand-ins of tools/rdma-compat, `srnic exec`), "srnic-crc" (the same, its
-# connections asking for MPA CRC: `srnic exec --crc`) or "siw" (rdma-core's own
-# libraries, on siw0: nothing).
+# connections asking for MPA CRC: `srnic exec --crc`), "siw" (rdma-core's own
+# libraries, on siw0: nothing) or "plain" (a program of no RDMA stack, such as
+# make bench's TCP rows: nothing).
 stack_prefix() {
 	case "$1" in
 	srnic) echo "srnic exec --" ;;
 	srnic-crc) echo "srnic exec --crc --" ;;
-	siw) ;;
+	siw | plain) ;;
 	*) fail "stack_prefix: unknown stack '$1'" ;;
 	esac
 }
