@@ -97,8 +97,14 @@ if [ "${accel%%,*}" = tcg ] && grep -qw constant_tsc /proc/cpuinfo; then
 	[ -n "$tsc_khz" ] && clock="tsc=reliable tsc_early_khz=$tsc_khz"
 fi
 
+# One vCPU per socket: the test kernels have no ACPI, so they find CPUs in
+# SeaBIOS's MP table, and that lists only the first CPU of each package
+# (QEMU's default -smp N topology is one socket of N cores: the guest would
+# bring up one CPU). The guest prints how many it brought up; that is checked
+# below.
 vm() { # vm NAME ADDR PEER NETDEV CHARDEV
-	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -smp "$cpus" -m $mem \
+	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -m $mem \
+		-smp "$cpus,sockets=$cpus,cores=1,threads=1" \
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
@@ -142,6 +148,11 @@ fail=0
 for v in a b; do
 	if ! grep -q "SRNIC-VM-DONE" "$logs/$v.log"; then
 		log "VM $v did not finish (timeout or crash): see $logs/$v.log"
+		fail=1
+	fi
+	online=$(tr -d '\r' <"$logs/$v.log" | sed -n 's/^srnic-vm: \([0-9]*\) CPUs online$/\1/p' | head -n1)
+	if [ "${online:-0}" != "$cpus" ]; then
+		log "VM $v brought up ${online:-an unknown number of} CPUs, not $cpus"
 		fail=1
 	fi
 	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object 0x|blocked for more than' "$logs/$v.log" >"$logs/$v.reports"; then

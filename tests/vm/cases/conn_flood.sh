@@ -29,7 +29,7 @@ bg_start flood "srnic-vmtest flood --to $PEER -p $P --idle $N --half $N --ready 
 wait_until 600 test -s /tmp/flood.ready || { cat /tmp/flood.log; fail "the flood did not get in place"; }
 opened=$(cat /tmp/flood.ready)
 echo "the flood holds $opened connections"
-[ "$opened" -ge $((N * 2 * 9 / 10)) ] || fail "the flood got only $opened of $((2 * N)) TCP connections"
+[ "$opened" -ge $((N * 2 * 9 / 10)) ] || { cat /tmp/flood.log; fail "the flood got only $opened of $((2 * N)) TCP connections"; }
 check_bounded() {
 	local st reqs socks
 	st=$(peer "srnic stats")

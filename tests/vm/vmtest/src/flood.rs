@@ -54,6 +54,24 @@ fn raise_nofile(n: u64) -> Res {
     Ok(())
 }
 
+/// How often the flood tries a connection before it counts it refused.
+const CONNECT_TRIES: u32 = 4;
+
+/// Connects to `to`, trying again when the attempt fails: a server busy
+/// evicting (more so with one vCPU of the peer's VM sending and one
+/// receiving) lets its TCP accept queue fill, and then drops SYNs for a few
+/// seconds. A real flood keeps trying too.
+fn connect(to: &SocketAddr) -> std::io::Result<TcpStream> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match TcpStream::connect_timeout(to, Duration::from_secs(5)) {
+            Err(_) if tries < CONNECT_TRIES => std::thread::sleep(Duration::from_millis(200)),
+            r => return r,
+        }
+    }
+}
+
 /// Runs the flood; see the module documentation.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -71,7 +89,7 @@ pub fn run(
     let mut refused = 0u32;
     let t_open = Instant::now();
     for k in 0..idle + half {
-        match TcpStream::connect_timeout(&to, Duration::from_secs(5)) {
+        match connect(&to) {
             Ok(mut s) => {
                 if k >= idle {
                     s.write_all(HALF_REQUEST)?;
