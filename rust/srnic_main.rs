@@ -5,6 +5,8 @@
 //! front door down to `sys` and `proto`:
 //!
 //! - [`chardev`]: the front door, `/dev/srnic`; one verbs context per open file;
+//! - [`kapi`]: the second front door, the kernel verbs API for other modules
+//!   (`include/srnic/kverbs.h`); one verbs context per kernel client;
 //! - [`verbs`]: the object model (context, PD, MR, CQ, QP, events, counters);
 //! - [`iwarp`]: connection management and MPA start-up;
 //! - [`rmpp`]: Sandia RMPP endpoints and the node table;
@@ -15,6 +17,7 @@ use kernel::{c_str, prelude::*};
 
 mod chardev;
 mod iwarp;
+mod kapi;
 mod rmpp;
 pub mod sys;
 mod verbs;
@@ -51,6 +54,7 @@ struct SrnicModule {
     // Field order is drop order: the device goes first (no new files), then the
     // workqueue, whose destruction waits for every queued item.
     _misc: sys::miscdev::Registration<chardev::File>,
+    _kapi: kapi::client::Registration,
     _netdevs: sys::netdev::NetdevWatch,
     _wq: sys::wq::WorkQueue,
     _nodes: rmpp::node::Registration,
@@ -65,10 +69,12 @@ impl kernel::Module for SrnicModule {
         let nodes = rmpp::node::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
         let netdevs = sys::netdev::NetdevWatch::register()?;
+        let kapi = kapi::client::Registration::new()?;
         let misc = sys::miscdev::Registration::<chardev::File>::register(c_str!("srnic"), 0o666)?;
         verbs::limits::announce();
         Ok(Self {
             _misc: misc,
+            _kapi: kapi,
             _netdevs: netdevs,
             _wq: wq,
             _nodes: nodes,

@@ -11,6 +11,8 @@ pub mod crc;
 pub mod errno;
 pub mod gfp;
 pub mod global;
+pub mod kv_ops;
+pub mod kverbs;
 pub mod miscdev;
 pub mod module_ref;
 pub mod netdev;

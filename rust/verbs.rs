@@ -5,6 +5,7 @@
 //! created it (today an open file, see `crate::chardev`), not to a file.
 
 pub(crate) mod budget;
+pub(crate) mod commands;
 pub(crate) mod context;
 pub(crate) mod cq;
 pub(crate) mod events;

@@ -8,6 +8,7 @@
 
 use crate::{
     uapi::*,
+    verbs::commands,
     verbs::context::Context,
     verbs::limits,
     verbs::qp::Qp,
@@ -41,7 +42,7 @@ fn post_one(ctx: &Context, buf: &mut UserSliceReader, cached: &mut Option<(u32, 
     }
     let wr: SrnicPostWr = buf.read()?;
     let nsge = usize::from(wr.num_sge);
-    if wr.reserved != 0 || nsge > limits::MAX_SGE || buf.len() < nsge * SGE_LEN {
+    if nsge > limits::MAX_SGE || buf.len() < nsge * SGE_LEN {
         return Err(EINVAL);
     }
     let mut sges = [SrnicSge::default(); limits::MAX_SGE];
@@ -57,37 +58,21 @@ fn post_one(ctx: &Context, buf: &mut UserSliceReader, cached: &mut Option<(u32, 
             qp
         }
     };
-    let known = SRNIC_SEND_SIGNALED | SRNIC_SEND_INLINE | SRNIC_SEND_FENCE;
-    if wr.flags & !known != 0 {
-        return Err(EINVAL);
-    }
-    match u32::from(wr.opcode) {
-        SRNIC_WR_RECV => {
-            if wr.flags != 0 {
+    if !commands::check_post(&wr, nsge)? && wr.flags & SRNIC_SEND_INLINE != 0 {
+        // Gather the inline payload now: the caller may reuse its buffers.
+        let mut data = [0u8; limits::MAX_INLINE];
+        let mut len = 0usize;
+        for s in sges {
+            let n = s.length as usize;
+            if len + n > limits::MAX_INLINE {
                 return Err(EINVAL);
             }
-            qp.post_recv(&wr, sges)?;
+            UserSlice::new(s.addr as usize, n).reader().read_slice(&mut data[len..len + n])?;
+            len += n;
         }
-        SRNIC_WR_SEND | SRNIC_WR_SEND_WITH_INV | SRNIC_WR_SEND_WITH_SE
-        | SRNIC_WR_SEND_WITH_SE_INV | SRNIC_WR_RDMA_WRITE | SRNIC_WR_RDMA_READ => {
-            if wr.flags & SRNIC_SEND_INLINE != 0 {
-                // Gather the inline payload now: the caller may reuse its buffers.
-                let mut data = [0u8; limits::MAX_INLINE];
-                let mut len = 0usize;
-                for s in sges {
-                    let n = s.length as usize;
-                    if len + n > limits::MAX_INLINE {
-                        return Err(EINVAL);
-                    }
-                    UserSlice::new(s.addr as usize, n).reader().read_slice(&mut data[len..len + n])?;
-                    len += n;
-                }
-                qp.post_send(&wr, &[], Some(&data[..len]))?;
-            } else {
-                qp.post_send(&wr, sges, None)?;
-            }
-        }
-        _ => return Err(EINVAL),
+        commands::post(&qp, &wr, sges, Some(&data[..len]))?;
+    } else {
+        commands::post(&qp, &wr, sges, None)?;
     }
     Ok(WR_LEN + nsge * SGE_LEN)
 }

@@ -112,6 +112,20 @@ impl PrivateData {
         Ok(pd)
     }
 
+    /// Copies `data` (a kernel client's).
+    pub(crate) fn from_slice(data: &[u8]) -> Result<Self> {
+        let len = data.len();
+        if len > SRNIC_MAX_PRIVATE_DATA as usize {
+            return Err(EINVAL);
+        }
+        let mut pd = Self {
+            buf: [0; SRNIC_MAX_PRIVATE_DATA as usize],
+            len,
+        };
+        pd.buf[..len].copy_from_slice(data);
+        Ok(pd)
+    }
+
     pub(crate) fn as_slice(&self) -> &[u8] {
         &self.buf[..self.len]
     }

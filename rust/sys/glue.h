@@ -71,10 +71,17 @@ int srnic_mm_charge(struct mm_struct *mm, unsigned long npages);
 void srnic_mm_uncharge(struct mm_struct *mm, unsigned long npages);
 long srnic_pin_user_pages(unsigned long start, unsigned long npages, bool write, struct page **pages);
 void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirty);
+void srnic_get_page(struct page *page);
+void srnic_put_page(struct page *page);
+struct page *srnic_nth_page(struct page *page, unsigned long n);
 
 /* rust/sys/module_ref.rs: references on srnic.ko */
 void srnic_module_get(void);
 void srnic_module_put(void);
+int srnic_module_watch(void);
+void srnic_module_unwatch(void);
+/* Rust (rust/sys/module_ref.rs): a module is going away. */
+void srnic_module_going(struct module *mod);
 
 /* rust/sys/param.rs: module parameters */
 unsigned int srnic_param_file_mem_mib(void);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * srnic C glue: pinning user memory, charged to RLIMIT_MEMLOCK.
+ * srnic C glue: pinning user memory, charged to RLIMIT_MEMLOCK, and page
+ * references on kernel clients' pages.
  * Only what the Rust side cannot reach through kernel::bindings in 6.12;
  * each function is declared in glue.h and wrapped once in rust/sys/pages.rs.
  */
@@ -66,4 +67,20 @@ long srnic_pin_user_pages(unsigned long start, unsigned long npages, bool write,
 void srnic_unpin_user_pages(struct page **pages, unsigned long npages, bool dirty)
 {
 	unpin_user_pages_dirty_lock(pages, npages, dirty);
+}
+
+/* get_page(), put_page() and nth_page() are inline or macros. */
+void srnic_get_page(struct page *page)
+{
+	get_page(page);
+}
+
+void srnic_put_page(struct page *page)
+{
+	put_page(page);
+}
+
+struct page *srnic_nth_page(struct page *page, unsigned long n)
+{
+	return nth_page(page, n);
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Pinned user memory.
+//! Pages behind memory regions: pinned user memory, and kernel clients' pages.
 //!
 //! [`PinnedPages`] pins a page-aligned range of the calling process with
 //! `pin_user_pages_fast(FOLL_LONGTERM)`, charged to the process's
 //! `RLIMIT_MEMLOCK` (through `mm->pinned_vm`, as the RDMA core does) before a
 //! single page is pinned. Dropping it unpins every page (marking them dirty if
 //! they may have been written) and uncharges the same `mm`, even when the
-//! process is already gone. Data moves in and out through `kmap_local_page`.
+//! process is already gone. [`KernelPages`] holds a reference (`get_page`) on
+//! each page a kernel client hands over, from a page array or `bio_vec`s, and
+//! drops them with itself. Data moves in and out of both through
+//! `kmap_local_page` ([`PageArray`]).
 
 use core::ffi::{c_long, c_ulong};
 use core::marker::PhantomData;
@@ -33,6 +36,9 @@ extern "C" {
     // `struct page` is passed through as `void *`: the configuration may leave
     // the Rust view of it without fields, which is not FFI-safe.
     fn srnic_unpin_user_pages(pages: *mut *mut core::ffi::c_void, npages: c_ulong, dirty: bool);
+    fn srnic_get_page(page: *mut core::ffi::c_void);
+    fn srnic_put_page(page: *mut core::ffi::c_void);
+    fn srnic_nth_page(page: *mut core::ffi::c_void, n: c_ulong) -> *mut core::ffi::c_void;
 }
 
 /// Part of one pinned page: `len` bytes at `off`, valid while the
@@ -40,13 +46,13 @@ extern "C" {
 ///
 /// # Invariants
 ///
-/// `page` stays pinned for `'a`, and `off + len <= PAGE_SIZE`.
+/// `page` stays pinned (or referenced) for `'a`, and `off + len <= PAGE_SIZE`.
 #[derive(Clone, Copy)]
 pub(crate) struct PageSlice<'a> {
     pub(super) page: *mut bindings::page,
     pub(super) off: u32,
     pub(super) len: u32,
-    _pages: PhantomData<&'a PinnedPages>,
+    _pages: PhantomData<&'a PageArray>,
 }
 
 /// Pages pinned by all memory regions now (reported by `QUERY_STATS`).
@@ -59,7 +65,7 @@ pub(crate) static PINNED_PAGES: AtomicU64 = AtomicU64::new(0);
 /// `pages` holds `pages.len()` pages pinned by this value and charged to `mm`,
 /// which this value holds a reference (`mmgrab`) on.
 pub(crate) struct PinnedPages {
-    pages: KVVec<*mut bindings::page>,
+    pages: PageArray,
     mm: *mut RawMm,
     writable: bool,
 }
@@ -111,10 +117,39 @@ impl PinnedPages {
         PINNED_PAGES.fetch_add(npages as u64, Ordering::Relaxed);
         // INVARIANT: every page is pinned and charged to `mm`, which is held.
         Ok(Self {
-            pages,
+            pages: PageArray(pages),
             mm,
             writable,
         })
+    }
+
+    /// Copies `data` into the pages at `offset` (`EPERM` unless pinned
+    /// writable).
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        if !self.writable {
+            return Err(EPERM);
+        }
+        self.pages.write(offset, data)
+    }
+
+    /// The page array (to read and to hand to the socket layer).
+    pub(crate) fn pages(&self) -> &PageArray {
+        &self.pages
+    }
+}
+
+/// An array of pages that its owner ([`PinnedPages`], [`KernelPages`])
+/// keeps alive.
+///
+/// # Invariants
+///
+/// Every page in it stays pinned or referenced while the array lives.
+pub(crate) struct PageArray(KVVec<*mut bindings::page>);
+
+impl PageArray {
+    /// The number of pages.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
     }
 
     /// Calls `f` for each page-contiguous piece of `[offset, offset + len)`
@@ -127,7 +162,7 @@ impl PinnedPages {
         mut f: impl FnMut(*mut u8, usize) -> Result,
     ) -> Result {
         self.page_slices(offset, len, |p| {
-            // SAFETY: `p.page` is pinned by `self`; the mapping is released
+            // SAFETY: `p.page` is kept by `self`; the mapping is released
             // below before any other page is mapped.
             let base = unsafe { bindings::kmap_local_page(p.page) }.cast::<u8>();
             // SAFETY: `p.off + p.len <= PAGE_SIZE` (`PageSlice`), inside the
@@ -140,15 +175,12 @@ impl PinnedPages {
     }
 
     /// Copies `data` into the pages at `offset`.
-    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
-        if !self.writable {
-            return Err(EPERM);
-        }
+    fn write(&self, offset: usize, data: &[u8]) -> Result {
         let mut src = data;
         self.for_each_piece(offset, data.len(), |dst, n| {
             let (now, rest) = src.split_at(n);
-            // SAFETY: `dst` is mapped and writable for `n` bytes (pinned with
-            // FOLL_WRITE); `now` is `n` bytes that do not overlap it.
+            // SAFETY: `dst` is mapped and writable for `n` bytes (the owner
+            // checked it may write); `now` is `n` bytes that do not overlap it.
             unsafe { core::ptr::copy_nonoverlapping(now.as_ptr(), dst, n) };
             src = rest;
             Ok(())
@@ -165,15 +197,15 @@ impl PinnedPages {
         mut f: impl FnMut(PageSlice<'a>) -> Result,
     ) -> Result {
         let end = offset.checked_add(len).ok_or(EFAULT)?;
-        if end > self.pages.len().checked_mul(PAGE_SIZE).ok_or(EFAULT)? {
+        if end > self.0.len().checked_mul(PAGE_SIZE).ok_or(EFAULT)? {
             return Err(EFAULT);
         }
         let mut pos = offset;
         while pos < end {
-            let page = *self.pages.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
+            let page = *self.0.get(pos / PAGE_SIZE).ok_or(EFAULT)?;
             let in_page = pos % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(end - pos);
-            // INVARIANT: `page` is pinned by `self`, borrowed for 'a, and
+            // INVARIANT: `page` is kept by `self`, borrowed for 'a, and
             // `in_page + n <= PAGE_SIZE`.
             f(PageSlice { page, off: in_page as u32, len: n as u32, _pages: PhantomData })?;
             pos += n;
@@ -197,14 +229,122 @@ impl PinnedPages {
 
 impl Drop for PinnedPages {
     fn drop(&mut self) {
-        let n = self.pages.len();
+        let n = self.pages.0.len();
         // SAFETY: by the type invariant the pages are pinned and charged to `mm`,
         // which is held; after this nothing refers to them.
         unsafe {
-            srnic_unpin_user_pages(self.pages.as_mut_ptr().cast(), n as c_ulong, self.writable);
+            srnic_unpin_user_pages(self.pages.0.as_mut_ptr().cast(), n as c_ulong, self.writable);
             srnic_mm_uncharge(self.mm, n as c_ulong);
             srnic_mm_put(self.mm);
         }
         PINNED_PAGES.fetch_sub(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// `struct page`, as kernel clients pass it.
+pub(crate) type RawPage = bindings::page;
+/// `struct bio_vec`, as kernel clients pass it.
+pub(crate) type RawBioVec = bindings::bio_vec;
+
+/// Pages a kernel client handed over, each referenced (`get_page`) for as
+/// long as this value lives. Kernel memory is neither pinned nor charged to
+/// a process: the client owns it, and the reference keeps the pages from
+/// being freed under a transfer even if the client frees them too early.
+pub(crate) struct KernelPages {
+    pages: PageArray,
+}
+
+// SAFETY: page references may be used and dropped from any thread.
+unsafe impl Send for KernelPages {}
+// SAFETY: `&KernelPages` only maps pages to copy data; the array is immutable.
+unsafe impl Sync for KernelPages {}
+
+impl KernelPages {
+    /// References the `n` pages at `pages`.
+    ///
+    /// # Safety
+    ///
+    /// `pages` points to `n` valid `struct page` pointers, each page live
+    /// for the duration of this call.
+    pub(crate) unsafe fn from_array(pages: *const *mut bindings::page, n: usize) -> Result<Self> {
+        if n == 0 || pages.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: by the function's contract.
+        let src = unsafe { core::slice::from_raw_parts(pages, n) };
+        if src.iter().any(|p| p.is_null()) {
+            return Err(EINVAL);
+        }
+        Self::hold(src.iter().copied(), n)
+    }
+
+    /// References the pages of `n` `bio_vec`s at `bv`, which must describe
+    /// one virtually contiguous range (as a region is): only the first may
+    /// start inside a page, only the last end inside one. Returns the pages,
+    /// the offset of the range in the first page, and its length.
+    ///
+    /// # Safety
+    ///
+    /// `bv` points to `n` valid `struct bio_vec`s whose pages are live for
+    /// the duration of this call.
+    pub(crate) unsafe fn from_bvecs(bv: *const bindings::bio_vec, n: usize) -> Result<(Self, usize, u64)> {
+        if n == 0 || bv.is_null() {
+            return Err(EINVAL);
+        }
+        // SAFETY: by the function's contract.
+        let v = unsafe { core::slice::from_raw_parts(bv, n) };
+        let mut npages = 0usize;
+        let mut len = 0u64;
+        for (k, b) in v.iter().enumerate() {
+            let (off, l) = (b.bv_offset as usize, b.bv_len as usize);
+            if b.bv_page.is_null() || l == 0 || (k > 0 && off != 0) || (k + 1 < n && (off + l) % PAGE_SIZE != 0) {
+                return Err(EINVAL);
+            }
+            // A bio_vec may span several pages (multi-page bvecs).
+            npages = npages.checked_add((off + l).div_ceil(PAGE_SIZE) - off / PAGE_SIZE).ok_or(EINVAL)?;
+            len += l as u64;
+        }
+        let first = v[0].bv_offset as usize;
+        let pages = v.iter().flat_map(|b| {
+            let (off, l) = (b.bv_offset as usize, b.bv_len as usize);
+            (off / PAGE_SIZE..(off + l).div_ceil(PAGE_SIZE)).map(move |i| {
+                // SAFETY: a multi-page bio_vec covers physically contiguous
+                // pages; `nth_page` finds the i-th.
+                unsafe { srnic_nth_page(b.bv_page.cast(), i as c_ulong).cast() }
+            })
+        });
+        Ok((Self::hold(pages, npages)?, first % PAGE_SIZE, len))
+    }
+
+    /// Takes a reference on each of the `n` pages of `it`.
+    fn hold(it: impl Iterator<Item = *mut bindings::page>, n: usize) -> Result<Self> {
+        // INVARIANT: a page goes into the array with its reference (and
+        // `drop` gives back those in it, also on a failure here).
+        let mut me = Self { pages: PageArray(KVVec::with_capacity(n, super::gfp::ACCOUNTED)?) };
+        for p in it {
+            me.pages.0.push(p, super::gfp::ACCOUNTED)?;
+            // SAFETY: the caller's pages are live; this reference keeps them so.
+            unsafe { srnic_get_page(p.cast()) };
+        }
+        Ok(me)
+    }
+
+    /// Copies `data` into the pages at `offset`.
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        self.pages.write(offset, data)
+    }
+
+    /// The page array.
+    pub(crate) fn pages(&self) -> &PageArray {
+        &self.pages
+    }
+}
+
+impl Drop for KernelPages {
+    fn drop(&mut self) {
+        for p in self.pages.0.iter() {
+            // SAFETY: drops the reference `hold` took.
+            unsafe { srnic_put_page(p.cast()) };
+        }
     }
 }

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! srnic's own workqueue. Connection set-up, receive and transmit run on it; the
-//! module destroys it on unload, which waits for every queued item, so no work
+//! srnic's own workqueues: "srnic", where connection set-up, receive and
+//! transmit run, and "srnic_kv", where kernel clients' notifications are
+//! delivered (so that a client's callback never holds up srnic's data path).
+//! Both are unbound and `WQ_MEM_RECLAIM`: a kernel client's I/O (a block
+//! device's writeback) may be what memory reclaim waits for. The module
+//! destroys them on unload, which waits for every queued item, so no work
 //! item can run module code after the module is gone.
 
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -11,30 +15,41 @@ extern "C" {
 }
 
 static SRNIC_WQ: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(core::ptr::null_mut());
+static SRNIC_KV_WQ: AtomicPtr<bindings::workqueue_struct> = AtomicPtr::new(core::ptr::null_mut());
 
-/// Owns the workqueue from module init to module exit.
+/// Owns the workqueues from module init to module exit.
 pub(crate) struct WorkQueue(());
 
 impl WorkQueue {
-    /// Creates the unbound workqueue "srnic" and makes it [`queue()`].
+    /// Creates the workqueues "srnic" ([`queue()`]) and "srnic_kv"
+    /// ([`kv_queue()`]).
     pub(crate) fn create() -> Result<Self> {
-        // SAFETY: the name is a static NUL-terminated string.
-        let wq = unsafe { srnic_alloc_wq(c_str!("srnic").as_char_ptr()) };
-        if wq.is_null() {
-            return Err(ENOMEM);
+        let me = Self(());
+        for (slot, name) in [(&SRNIC_WQ, c_str!("srnic")), (&SRNIC_KV_WQ, c_str!("srnic_kv"))] {
+            // SAFETY: the name is a static NUL-terminated string.
+            let wq = unsafe { srnic_alloc_wq(name.as_char_ptr()) };
+            if wq.is_null() {
+                // `me` destroys the one made already.
+                return Err(ENOMEM);
+            }
+            slot.store(wq, Ordering::Release);
         }
-        SRNIC_WQ.store(wq, Ordering::Release);
-        Ok(Self(()))
+        Ok(me)
     }
 }
 
 impl Drop for WorkQueue {
     fn drop(&mut self) {
-        let wq = SRNIC_WQ.swap(core::ptr::null_mut(), Ordering::AcqRel);
-        if !wq.is_null() {
-            // SAFETY: `wq` came from `srnic_alloc_wq` and nothing queues on it any
-            // more (the device is deregistered and no file is open); this drains it.
-            unsafe { bindings::destroy_workqueue(wq) };
+        // The clients' queue first: its items may end a context, whose
+        // teardown queues work on the other.
+        for slot in [&SRNIC_KV_WQ, &SRNIC_WQ] {
+            let wq = slot.swap(core::ptr::null_mut(), Ordering::AcqRel);
+            if !wq.is_null() {
+                // SAFETY: `wq` came from `srnic_alloc_wq` and nothing queues on
+                // it any more (the device is deregistered, no file is open and
+                // no kernel client is loaded); this drains it.
+                unsafe { bindings::destroy_workqueue(wq) };
+            }
         }
     }
 }
@@ -49,6 +64,17 @@ pub(super) fn raw() -> *mut bindings::workqueue_struct {
 /// an open file owns), when the queue exists.
 pub(crate) fn queue() -> &'static Queue {
     let wq = SRNIC_WQ.load(Ordering::Acquire);
+    if wq.is_null() {
+        return kernel::workqueue::system_unbound();
+    }
+    // SAFETY: the queue lives until module exit, after every user is gone.
+    unsafe { Queue::from_raw(wq) }
+}
+
+/// The queue of kernel clients' notifications. Only called while the module
+/// is loaded (by a kernel client's context).
+pub(crate) fn kv_queue() -> &'static Queue {
+    let wq = SRNIC_KV_WQ.load(Ordering::Acquire);
     if wq.is_null() {
         return kernel::workqueue::system_unbound();
     }

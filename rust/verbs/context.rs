@@ -5,7 +5,8 @@
 //! them all when it is dropped: queue pairs are disconnected, listeners stop,
 //! pending connection requests are refused, and memory regions are unpinned (at
 //! once, or when the last in-flight operation on them ends). It knows nothing of
-//! files: the character device (`crate::chardev`) holds one per open file.
+//! files: the character device (`crate::chardev`) holds one per open file, the
+//! kernel verbs API (`crate::kapi`) one per kernel client.
 
 use crate::{
     iwarp::{conn_req::ConnTable, listener::Listener},
@@ -92,9 +93,10 @@ impl Context {
     }
 }
 
-#[pinned_drop]
-impl PinnedDrop for Context {
-    fn drop(self: Pin<&mut Self>) {
+impl Context {
+    /// Ends every object of the context (as dropping it does): for a kernel
+    /// client that closes. The context stays usable, empty.
+    pub(crate) fn close(&self) {
         let (qps, listeners, eps, cqs, pds) = {
             let mut o = self.objs.lock();
             (o.qps.drain(), o.listeners.drain(), o.eps.drain(), o.cqs.drain(), o.pds.drain())
@@ -112,5 +114,12 @@ impl PinnedDrop for Context {
         drop(self.conns.lock().drain());
         self.mrs.clear();
         drop((qps, listeners, eps, cqs, pds));
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Context {
+    fn drop(self: Pin<&mut Self>) {
+        self.close();
     }
 }

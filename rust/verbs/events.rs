@@ -82,6 +82,13 @@ impl Ring {
 /// Events a reader copies out of the ring at a time (5.5 KiB).
 const READ_BATCH: usize = 16;
 
+/// Told when an event is queued: a kernel client's dispatcher, which takes
+/// the events ([`Events::take`]) and hands them to the client.
+pub(crate) trait EventSink: Send + Sync {
+    /// An event was queued.
+    fn queued(&self);
+}
+
 /// A context's event queue, shared by the context and its objects.
 ///
 /// `push` (from every object, on the shared workqueue too) takes `ring` only
@@ -100,6 +107,11 @@ pub(crate) struct Events {
     /// `poll()` and `epoll` register here.
     #[pin]
     pollers: WaitQueue,
+    /// A kernel client's dispatcher, told of every event (none for a file).
+    /// Set after the client is made and cleared when it closes: the client
+    /// owns this queue, so the link back is broken explicitly.
+    #[pin]
+    sink: Mutex<Option<Arc<dyn EventSink>>>,
 }
 
 impl Events {
@@ -114,6 +126,7 @@ impl Events {
                 ),
                 readable <- new_condvar!("srnic_events_readable"),
                 pollers <- new_waitqueue!("srnic_events_pollers"),
+                sink <- new_mutex!(None, "srnic_events_sink"),
             }),
             ACCOUNTED,
         )
@@ -135,6 +148,26 @@ impl Events {
         }
         self.readable.notify_all();
         self.pollers.wake_up_all();
+        if let Some(sink) = self.sink.lock().as_ref() {
+            sink.queued();
+        }
+    }
+
+    /// Sets (or with `None` clears) the dispatcher told of every event.
+    pub(crate) fn set_sink(&self, sink: Option<Arc<dyn EventSink>>) -> Option<Arc<dyn EventSink>> {
+        core::mem::replace(&mut *self.sink.lock(), sink)
+    }
+
+    /// Takes up to `out.len()` events without blocking (a kernel client's
+    /// dispatcher: the only reader of its queue); returns how many.
+    pub(crate) fn take(&self, out: &mut [SrnicEvent]) -> usize {
+        let mut r = self.ring.lock();
+        let n = (r.buf.len() - r.head).min(out.len());
+        let head = r.head;
+        out[..n].copy_from_slice(&r.buf[head..head + n]);
+        r.head += n;
+        r.reset_if_read();
+        n
     }
 
     /// Moves as many whole events as fit into `out`; blocks for the first one

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Memory regions.
 //!
-//! A memory region is a range of the registering process's memory, pinned for as
-//! long as the region (or any in-flight operation on it) lives, with access rights
-//! and a protection domain. Its STag (24-bit index, 8-bit key) is both the local
+//! A memory region is a range of memory, kept for as long as the region (or
+//! any in-flight operation on it) lives, with access rights and a protection
+//! domain: the registering process's memory, pinned, or a kernel client's
+//! pages, referenced ([`MrSource`]). Its STag (24-bit index, 8-bit key) is both the local
 //! key and the remote key; peers address it with tagged offsets equal to its
 //! virtual addresses, as siw does. A remote Send with Invalidate invalidates it:
 //! from then on every access fails, until it is deregistered.
 
 use crate::{
     proto::rdmap::StagError,
-    sys::{gfp::ACCOUNTED, pages::{PageSlice, PinnedPages}, random::random_u8},
+    sys::{gfp::ACCOUNTED, pages::{KernelPages, PageArray, PageSlice, PinnedPages}, random::random_u8},
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
     verbs::budget::{self, Budget, Charge},
     verbs::pd::{Pd, PdUse},
@@ -38,12 +39,21 @@ pub(crate) enum Need {
     RemoteRead,
 }
 
-/// The pages behind a region. One region type serves every source: pinned
-/// user pages for a file's REG_MR today; the kernel verbs API will add its
-/// clients' page arrays as a second variant.
+/// Where a region's pages come from.
+pub(crate) enum MrSource {
+    /// The calling process's memory under the region's addresses.
+    User,
+    /// A kernel client's pages: the region starts at byte `offset` of the
+    /// first (its addresses are the client's choice).
+    Kernel { pages: KernelPages, offset: usize },
+}
+
+/// The pages behind a region.
 enum Pages {
     /// Pages of a process, pinned and charged to its RLIMIT_MEMLOCK.
     User(PinnedPages),
+    /// Pages of a kernel client, referenced.
+    Kernel(KernelPages),
 }
 
 /// The first page-aligned address and the number of pages under `[va, va + len)`.
@@ -71,18 +81,14 @@ impl Pages {
     fn write(&self, offset: usize, data: &[u8]) -> Result {
         match self {
             Pages::User(p) => p.write(offset, data),
+            Pages::Kernel(p) => p.write(offset, data),
         }
     }
 
-    fn read_pieces(&self, offset: usize, len: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
+    fn array(&self) -> &PageArray {
         match self {
-            Pages::User(p) => p.read_pieces(offset, len, f),
-        }
-    }
-
-    fn page_slices<'a>(&'a self, offset: usize, len: usize, f: impl FnMut(PageSlice<'a>) -> Result) -> Result {
-        match self {
-            Pages::User(p) => p.page_slices(offset, len, f),
+            Pages::User(p) => p.pages(),
+            Pages::Kernel(p) => p.pages(),
         }
     }
 }
@@ -115,19 +121,42 @@ impl Mr {
         budget::sum(&[budget::arc::<Self>(), budget::array::<usize>(npages)?])
     }
 
-    /// Pins `[va, va + len)` of the calling process and makes a region of it,
-    /// charged to `budget` (before anything is allocated or pinned).
+    /// Makes a region of `[va, va + len)` over `src`, charged to `budget`
+    /// (before anything is allocated or pinned): the calling process's pages
+    /// are pinned; a kernel client's must cover the region.
     pub(crate) fn register(
         pd: &Arc<Pd>,
         stag: u32,
         va: u64,
         len: u64,
         access: u32,
+        src: MrSource,
         budget: &Arc<Budget>,
     ) -> Result<Arc<Self>> {
-        let charge = budget.charge(Self::footprint(va, len)?)?;
-        let writable = access & (SRNIC_ACCESS_LOCAL_WRITE | SRNIC_ACCESS_REMOTE_WRITE) != 0;
-        let (pages, page_off) = Pages::pin_user(va, len, writable)?;
+        // The region's addresses must not wrap (a kernel client's are its
+        // own choice; a process's are checked again when pinned).
+        va.checked_add(len).ok_or(EINVAL)?;
+        let footprint = match &src {
+            MrSource::User => Self::footprint(va, len)?,
+            MrSource::Kernel { pages, .. } => {
+                budget::sum(&[budget::arc::<Self>(), budget::array::<usize>(pages.pages().len())?])?
+            }
+        };
+        let charge = budget.charge(footprint)?;
+        let (pages, page_off) = match src {
+            MrSource::User => {
+                let writable = access & (SRNIC_ACCESS_LOCAL_WRITE | SRNIC_ACCESS_REMOTE_WRITE) != 0;
+                Pages::pin_user(va, len, writable)?
+            }
+            MrSource::Kernel { pages, offset } => {
+                let room = pages.pages().len().checked_mul(PAGE_SIZE).ok_or(EINVAL)?;
+                let end = offset.checked_add(usize::try_from(len).map_err(|_| EINVAL)?).ok_or(EINVAL)?;
+                if offset >= PAGE_SIZE || end > room {
+                    return Err(EINVAL);
+                }
+                (Pages::Kernel(pages), offset)
+            }
+        };
         Self::new(pd, stag, va, len, access, pages, page_off, charge)
     }
 
@@ -233,14 +262,14 @@ impl Mr {
     /// Calls `f` with the mapped pieces of `[to, to + len)`, in order.
     pub(crate) fn read_pieces(&self, to: u64, len: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
         let off = self.offset(to, len)?;
-        self.pages.read_pieces(off, len, f)
+        self.pages.array().read_pieces(off, len, f)
     }
 
     /// Calls `f` with the page slices of `[to, to + len)`, in order (for the
     /// socket layer, which reads them itself).
     pub(crate) fn page_slices<'a>(&'a self, to: u64, len: usize, f: impl FnMut(PageSlice<'a>) -> Result) -> Result {
         let off = self.offset(to, len)?;
-        self.pages.page_slices(off, len, f)
+        self.pages.array().page_slices(off, len, f)
     }
 }
 
@@ -299,7 +328,7 @@ impl MrTable {
     /// under the table's lock; the pages are pinned outside it, so that a
     /// large registration does not hold up the lookups of the file's data
     /// path.
-    pub(crate) fn register(&self, pd: &Arc<Pd>, va: u64, len: u64, access: u32) -> Result<Arc<Mr>> {
+    pub(crate) fn register(&self, pd: &Arc<Pd>, va: u64, len: u64, access: u32, src: MrSource) -> Result<Arc<Mr>> {
         let (idx, stag) = {
             let mut s = self.slots.lock();
             if s.live >= s.max {
@@ -330,7 +359,7 @@ impl MrTable {
             s.live += 1;
             (idx, index << 8 | u32::from(key))
         };
-        let r = Mr::register(pd, stag, va, len, access, &self.budget);
+        let r = Mr::register(pd, stag, va, len, access, src, &self.budget);
         let mut s = self.slots.lock();
         let Some(slot) = s.mrs.get_mut(idx).map(|e| &mut e.slot).filter(|m| matches!(m, Slot::Reserved)) else {
             // The table was cleared meanwhile (cannot happen while the file

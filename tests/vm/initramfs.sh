@@ -75,6 +75,8 @@ for l in "$compat"/*.so.1; do
 done
 
 cp "$ko" "$root/srnic/srnic.ko"
+# The kernel verbs API's test client, built beside srnic.ko (scripts/module.sh).
+cp "$(dirname "$ko")/srnic_ktest.ko" "$root/srnic/srnic_ktest.ko"
 cp "$tools"/* "$root/bin/"
 # The dynamically linked test programs (tests/vm/progs/rdmacm) need rdma-core's
 # libraries; the static ones have none to copy.

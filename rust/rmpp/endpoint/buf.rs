@@ -82,7 +82,7 @@ impl Buf {
         self.check(off, n)?;
         match self {
             Buf::Empty => Ok(()),
-            Buf::Pinned { pages, off: base, .. } => pages.read_pieces(base + off, n, f),
+            Buf::Pinned { pages, off: base, .. } => pages.pages().read_pieces(base + off, n, f),
             Buf::Region { mr, addr, .. } => {
                 mr.read_pieces(addr.checked_add(off as u64).ok_or(EFAULT)?, n, f)
             }

@@ -15,7 +15,6 @@
 # negotiated CRC exactly when asked (the stand-ins' trace). Tiny runs: this is
 # interoperability, the figures are rdma_compat_perftest's.
 . /srnic/lib.sh
-long_only
 ITERS_BW=$(count 10 500)
 ITERS_LAT=$(count 20 1000)
 # Each program run may take this long.
