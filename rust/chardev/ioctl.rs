@@ -5,9 +5,10 @@
 //! a foreign magic or unknown number is `ENOTTY`; a known number with another
 //! direction or size is `EINVAL`; an unreadable or unwritable argument is
 //! `EFAULT`; a `size` field other than the structure's size, or a non-zero
-//! reserved field, is `EINVAL`. Each command then has one small function, which
+//! reserved field, is `EINVAL`. Each command then goes to its verbs command
+//! (`crate::verbs::commands`, shared with the kernel verbs API), which
 //! answers `EINVAL` for an unknown handle or flag and `EBUSY` for an object
-//! still in use.
+//! still in use; the RMPP commands, which only files have, are here.
 
 use crate::{
     iwarp::params::PrivateData,
