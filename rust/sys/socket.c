@@ -228,11 +228,6 @@ void srnic_sock_set_user_timeout(struct socket *sock, unsigned int ms)
 	tcp_sock_set_user_timeout(sock->sk, min_t(unsigned int, ms, INT_MAX));
 }
 
-/* The socket's pending error (not cleared), 0 for none. */
-int srnic_sock_error(struct socket *sock)
-{
-	return READ_ONCE(sock->sk->sk_err);
-}
 
 /* Receives what has arrived without waiting (-EAGAIN when nothing has). */
 int srnic_sock_recv(struct socket *sock, void *buf, size_t len)
@@ -258,6 +253,12 @@ struct srnic_sock_cb {
 	/* On srnic_socks while the callbacks are installed. */
 	struct list_head node;
 	struct sock *sk;
+	/*
+	 * Why srnic aborted the connection (ENETDOWN, set before tcp_abort), or
+	 * 0: kept here because sk_err is read-and-cleared by whichever recvmsg
+	 * or sendmsg meets it first, on any CPU.
+	 */
+	int abort_err;
 	/* The socket's own callbacks, restored when srnic's are removed. */
 	void (*sk_data_ready)(struct sock *sk);
 	void (*sk_write_space)(struct sock *sk);
@@ -273,6 +274,24 @@ struct srnic_sock_cb {
 static struct srnic_sock_cb *srnic_cb(struct sock *sk)
 {
 	return (struct srnic_sock_cb *)((uintptr_t)sk->sk_user_data & SK_USER_DATA_PTRMASK);
+}
+
+/*
+ * The socket's error, 0 for none: why srnic aborted it (kept: see abort_err),
+ * else its pending sk_err (read, not cleared).
+ */
+int srnic_sock_error(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+	struct srnic_sock_cb *cb;
+	int err = 0;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	cb = srnic_cb(sk);
+	if (cb)
+		err = READ_ONCE(cb->abort_err);
+	read_unlock_bh(&sk->sk_callback_lock);
+	return err ?: READ_ONCE(sk->sk_err);
 }
 
 /*
@@ -421,8 +440,10 @@ void srnic_socks_netdev_down(struct net_device *dev)
 		state = inet_sk_state_load(cb->sk);
 		if (state == TCP_LISTEN || state == TCP_CLOSE)
 			continue;
-		if (srnic_sock_on_dev(cb->sk, dev))
+		if (srnic_sock_on_dev(cb->sk, dev)) {
+			WRITE_ONCE(cb->abort_err, ENETDOWN);
 			tcp_abort(cb->sk, ENETDOWN);
+		}
 	}
 	mutex_unlock(&srnic_socks_lock);
 }
