@@ -58,21 +58,8 @@ fn post_one(ctx: &Context, buf: &mut UserSliceReader, cached: &mut Option<(u32, 
             qp
         }
     };
-    if !commands::check_post(&wr, nsge)? && wr.flags & SRNIC_SEND_INLINE != 0 {
-        // Gather the inline payload now: the caller may reuse its buffers.
-        let mut data = [0u8; limits::MAX_INLINE];
-        let mut len = 0usize;
-        for s in sges {
-            let n = s.length as usize;
-            if len + n > limits::MAX_INLINE {
-                return Err(EINVAL);
-            }
-            UserSlice::new(s.addr as usize, n).reader().read_slice(&mut data[len..len + n])?;
-            len += n;
-        }
-        commands::post(&qp, &wr, sges, Some(&data[..len]))?;
-    } else {
-        commands::post(&qp, &wr, sges, None)?;
-    }
+    commands::post(&qp, &wr, sges, |s, dst| {
+        UserSlice::new(s.addr as usize, dst.len()).reader().read_slice(dst)
+    })?;
     Ok(WR_LEN + nsge * SGE_LEN)
 }

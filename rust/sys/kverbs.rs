@@ -287,21 +287,10 @@ kv_fn!(srnic_kv_post(c, wr: *const SrnicPostWr, sge: *const SrnicSge) {
         unsafe { core::slice::from_raw_parts(sge, n) }
     };
     let qp = commands::qp(&c.ctx, wr.qp_handle)?;
-    if wr.flags & SRNIC_SEND_INLINE != 0 && u32::from(wr.opcode) != SRNIC_WR_RECV {
-        let mut data = [0u8; limits::MAX_INLINE];
-        let mut len = 0usize;
-        for s in sges {
-            let k = s.length as usize;
-            if len + k > limits::MAX_INLINE {
-                return Err(EINVAL);
-            }
-            // SAFETY: an inline SGE names kernel memory valid for the call.
-            data[len..len + k].copy_from_slice(unsafe { kernel_bytes(s.addr, k) }?);
-            len += k;
-        }
-        commands::post(&qp, wr, sges, Some(&data[..len]))?;
-    } else {
-        commands::post(&qp, wr, sges, None)?;
-    }
+    commands::post(&qp, wr, sges, |s, dst| {
+        // SAFETY: an inline SGE names kernel memory valid for the call.
+        dst.copy_from_slice(unsafe { kernel_bytes(s.addr, dst.len()) }?);
+        Ok(())
+    })?;
     Ok(0)
 });

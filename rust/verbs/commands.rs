@@ -263,7 +263,7 @@ pub(crate) fn disconnect(ctx: &Context, a: &SrnicDisconnect) -> Result {
 
 /// A work request's flags and opcode, checked. Returns whether it goes to
 /// the receive queue.
-pub(crate) fn check_post(wr: &SrnicPostWr, nsge: usize) -> Result<bool> {
+fn check_post(wr: &SrnicPostWr, nsge: usize) -> Result<bool> {
     let known = SRNIC_SEND_SIGNALED | SRNIC_SEND_INLINE | SRNIC_SEND_FENCE;
     if wr.reserved != 0 || nsge > limits::MAX_SGE || wr.flags & !known != 0 {
         return Err(EINVAL);
@@ -276,15 +276,31 @@ pub(crate) fn check_post(wr: &SrnicPostWr, nsge: usize) -> Result<bool> {
     }
 }
 
-/// Posts one checked work request (see [`check_post`]) to `qp`; `inline`
-/// is the gathered payload of an inline send.
-pub(crate) fn post(qp: &Arc<Qp>, wr: &SrnicPostWr, sges: &[SrnicSge], inline: Option<&[u8]>) -> Result {
+/// Posts one work request to `qp`, checked. The payload of an inline send
+/// is gathered before this returns (the caller may reuse its buffers):
+/// `read` copies an SGE's bytes from the caller's memory (user or kernel)
+/// into the slice it is given, of the SGE's length.
+pub(crate) fn post(
+    qp: &Arc<Qp>,
+    wr: &SrnicPostWr,
+    sges: &[SrnicSge],
+    mut read: impl FnMut(&SrnicSge, &mut [u8]) -> Result,
+) -> Result {
     if check_post(wr, sges.len())? {
-        qp.post_recv(wr, sges)
-    } else {
-        match inline {
-            Some(data) => qp.post_send(wr, &[], Some(data)),
-            None => qp.post_send(wr, sges, None),
-        }
+        return qp.post_recv(wr, sges);
     }
+    if wr.flags & SRNIC_SEND_INLINE == 0 {
+        return qp.post_send(wr, sges, None);
+    }
+    let mut data = [0u8; limits::MAX_INLINE];
+    let mut len = 0usize;
+    for s in sges {
+        let n = s.length as usize;
+        if len + n > limits::MAX_INLINE {
+            return Err(EINVAL);
+        }
+        read(s, &mut data[len..len + n])?;
+        len += n;
+    }
+    qp.post_send(wr, &[], Some(&data[..len]))
 }
