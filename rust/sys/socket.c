@@ -391,13 +391,21 @@ void *srnic_sock_clear_callbacks(struct socket *sock)
 
 /*
  * Whether the connection of sk goes through dev: it is bound to dev, or its
- * cached route leaves through dev, or (no route cached) its IPv4 source
- * address is one of dev's. A connection to an address of this host goes
- * through the loopback device, not through the device holding the address.
+ * cached route leaves through dev, or (no route cached, or the cached one is
+ * dead) its IPv4 source address is one of dev's. A connection to an address
+ * of this host goes through the loopback device, not through the device
+ * holding the address.
+ *
+ * A dead route: when dev goes down, the FIB notifier (which runs before
+ * srnic's) flushes dev's routes, and once an RCU grace period has passed the
+ * routes cached in them are moved to blackhole_netdev (dst_dev_put), so the
+ * cached route of a socket through dev may name blackhole_netdev by the time
+ * srnic looks, depending on how fast the other CPUs pass the grace period.
  */
 static bool srnic_sock_on_dev(struct sock *sk, struct net_device *dev)
 {
 	struct dst_entry *dst;
+	struct net_device *via;
 	struct in_device *in;
 	const struct in_ifaddr *ifa;
 	bool on = false;
@@ -408,8 +416,9 @@ static bool srnic_sock_on_dev(struct sock *sk, struct net_device *dev)
 		return READ_ONCE(sk->sk_bound_dev_if) == dev->ifindex;
 	rcu_read_lock();
 	dst = __sk_dst_get(sk);
-	if (dst) {
-		on = READ_ONCE(dst->dev) == dev;
+	via = dst ? READ_ONCE(dst->dev) : NULL;
+	if (via && via != blackhole_netdev) {
+		on = via == dev;
 	} else if (sk->sk_family == AF_INET) {
 		in = __in_dev_get_rcu(dev);
 		if (in) {
