@@ -892,6 +892,9 @@ struct Shared {
     none: Map,
     /// A shared read-only page (zeros): the kernel can read, not write it.
     ro: Map,
+    /// What each thread is doing: 1 + its operation's index in [`OPS`], 0
+    /// between operations (for the watchdog's report).
+    current: Vec<AtomicU64>,
 }
 
 impl Shared {
@@ -983,6 +986,8 @@ fn bad_addr(r: &mut Rng, none: usize) -> u64 {
 
 struct Worker<'a> {
     sh: &'a Shared,
+    /// This thread's index in [`Shared::current`].
+    index: usize,
     rng: Rng,
     mem: Mem,
     stats: Stats,
@@ -998,9 +1003,10 @@ struct Spoil {
 }
 
 impl<'a> Worker<'a> {
-    fn new(sh: &'a Shared, seed: u64) -> Self {
+    fn new(sh: &'a Shared, index: usize, seed: u64) -> Self {
         Self {
             sh,
+            index,
             rng: Rng::new(seed),
             mem: Mem::new(),
             stats: Stats::default(),
@@ -1330,13 +1336,21 @@ impl<'a> Worker<'a> {
         let total: u64 = OPS.iter().map(|o| o.1).sum();
         let mut x = self.rng.below(total);
         let mut op = Op::QueryDevice;
-        for (o, w) in OPS {
+        let mut index = 0;
+        for (i, (o, w)) in OPS.into_iter().enumerate() {
             if x < w {
                 op = o;
+                index = i;
                 break;
             }
             x -= w;
         }
+        self.sh.current[self.index].store(1 + index as u64, Ordering::Relaxed);
+        self.step_op(op);
+        self.sh.current[self.index].store(0, Ordering::Relaxed);
+    }
+
+    fn step_op(&mut self, op: Op) {
         let slot = self.slot();
         match op {
             Op::QueryDevice => {
@@ -2041,7 +2055,7 @@ fn run_threads(sh: &Shared, o: &Opts) -> Stats {
             .map(|i| {
                 let seed = derive(o.seed, i as u64 + 1);
                 s.spawn(move || {
-                    let mut w = Worker::new(sh, seed);
+                    let mut w = Worker::new(sh, i, seed);
                     while !sh.stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                         w.step();
                     }
@@ -2145,6 +2159,85 @@ fn children(o: &Opts, stop: &AtomicBool) -> (u64, Vec<String>) {
     (restarts, fails)
 }
 
+/// How long after its time the run may take to end (threads leaving their
+/// last call, children killed and reaped) before the watchdog reports it.
+const GRACE: Duration = Duration::from_secs(120);
+
+/// Ends the run with a report if it has not ended `GRACE` after its time:
+/// what each thread was doing, and where each task of this process and of its
+/// children is in the kernel. A call that never returns is a kernel bug (or a
+/// blocking call the ABI does not document); the harness then sees exit 1 and
+/// this report instead of a case timeout.
+fn watchdog(sh: &Shared, o: &Opts, done: &AtomicBool) {
+    let deadline = Instant::now() + Duration::from_secs(o.seconds) + GRACE;
+    while Instant::now() < deadline {
+        if done.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    println!(
+        "abi-fuzz: FAIL: the run has not ended {} s after its time",
+        GRACE.as_secs()
+    );
+    for (i, c) in sh.current.iter().enumerate() {
+        let c = c.load(Ordering::Relaxed) as usize;
+        let what = if c == 0 {
+            "between calls".to_string()
+        } else {
+            OPS[c - 1].0.name()
+        };
+        println!("abi-fuzz: thread {i}: {what}");
+    }
+    let me = std::process::id();
+    for pid in std::iter::once(me).chain(child_pids(me)) {
+        print_stacks(pid);
+    }
+    std::process::exit(1);
+}
+
+/// The processes whose parent is `pid`.
+fn child_pids(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    // The fields after the command name, which is in parentheses.
+                    let rest = s.rsplit_once(')')?.1.to_string();
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+/// Each thread of process `pid`: state, wait channel and kernel stack.
+fn print_stacks(pid: u32) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return;
+    };
+    for t in tasks.flatten() {
+        let p = t.path();
+        let read = |f: &str| std::fs::read_to_string(p.join(f)).unwrap_or_default();
+        let state = read("stat")
+            .rsplit_once(')')
+            .and_then(|(_, r)| r.split_whitespace().next().map(str::to_string))
+            .unwrap_or_default();
+        println!(
+            "abi-fuzz: task {pid}/{}: state {state}, wchan {}",
+            t.file_name().to_string_lossy(),
+            read("wchan")
+        );
+        for line in read("stack").lines() {
+            println!("abi-fuzz:     {line}");
+        }
+    }
+}
+
 pub fn summary(st: &Stats) -> String {
     let mut out = String::new();
     for (op, m) in &st.per_op {
@@ -2210,18 +2303,23 @@ pub fn run(o: &Opts) -> ExitCode {
         port_base: o.port_base,
         none: Map::new(PAGE, libc::PROT_NONE),
         ro: Map::new(PAGE, libc::PROT_READ),
+        current: (0..o.threads).map(|_| AtomicU64::new(0)).collect(),
     };
     let start = Instant::now();
     let kids_stop = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
     let (stats, (restarts, child_fails)) = std::thread::scope(|s| {
+        if !o.child {
+            s.spawn(|| watchdog(&sh, o, &done));
+        }
         let k = s.spawn(|| children(o, &kids_stop));
         let st = run_threads(&sh, o);
         kids_stop.store(true, Ordering::Relaxed);
-        (
-            st,
-            k.join()
-                .unwrap_or((0, vec!["the children's thread panicked".into()])),
-        )
+        let kids = k
+            .join()
+            .unwrap_or((0, vec!["the children's thread panicked".into()]));
+        done.store(true, Ordering::Relaxed);
+        (st, kids)
     });
     let secs = start.elapsed().as_secs_f64();
     for fd in fds {
