@@ -21,7 +21,26 @@ rsync -a --delete --prune-empty-dirs \
 	--include='/tests/' --include='/tests/kernel/***' \
 	--include='/uapi/src/***' --exclude='*' \
 	"$SRNIC_TOP/" "$out/src/"
-# Always rebuild: an up-to-date build prints nothing, and would hide warnings.
+# What the build depends on: the sources, the kernel tree (its config and
+# symbol versions) and the toolchain variables. A build whose inputs did not
+# change since the last warning-free build is skipped (make check builds the
+# module twice, once in check-module and once for the VMs).
+inputs() {
+	(cd "$out/src" && find . -type f ! -name '*.o' ! -name '*.ko' ! -name '.*.cmd' \
+		! -name '*.mod*' ! -name '*.d' ! -name 'modules.order' ! -name 'Module.symvers' \
+		-print0 | sort -z | xargs -0 sha256sum)
+	sha256sum "$kdir/.config" "$kdir/Module.symvers"
+	echo "$kdir ${KMAKE_VARS[*]}"
+}
+stamp=$(inputs | sha256sum | cut -d' ' -f1)
+if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] &&
+	[ -f "$out/srnic.ko" ] && [ -f "$out/srnic_ktest.ko" ]; then
+	log "module: sources unchanged since the last warning-free build of $out/srnic.ko"
+	echo "$out/srnic.ko"
+	exit 0
+fi
+rm -f "$out/stamp"
+# A full build: an up-to-date build prints nothing, and would hide warnings.
 find "$out/src" \( -name '*.o' -o -name '*.ko' \) -delete
 make -C "$kdir" M="$out/src" "${KMAKE_VARS[@]}" modules 2>&1 | tee "$out/build.log" >&2
 if grep -qiE '(^|[^a-z_])warning' "$out/build.log"; then
@@ -29,4 +48,5 @@ if grep -qiE '(^|[^a-z_])warning' "$out/build.log"; then
 fi
 cp "$out/src/srnic.ko" "$out/srnic.ko"
 cp "$out/src/tests/kernel/srnic_ktest.ko" "$out/srnic_ktest.ko"
+echo "$stamp" >"$out/stamp"
 echo "$out/srnic.ko"
