@@ -18,37 +18,51 @@ ctl_setup() {
 }
 
 # peer CMD...: runs CMD with sh on the peer VM, prints its output, returns its
-# exit status. Commands and output travel base64-encoded, one line each way.
+# exit status (255 when no answer came within PEER_TIMEOUT s, scaled). Commands
+# and output travel base64-encoded, one line each way, tagged with an id of
+# this call: an answer that comes after its caller gave up (or was killed) is
+# skipped by the next caller instead of being taken for its own.
 peer() {
 	ctl_setup
-	printf 'CMD %s\n' "$(printf '%s' "$*" | base64 -w0)" >&3
-	local line rc=255
+	local id line rc=255
+	read -r id </proc/sys/kernel/random/uuid
+	printf 'CMD %s %s\n' "$id" "$(printf '%s' "$*" | base64 -w0)" >&3
 	while IFS= read -r -t "$(scaled "$PEER_TIMEOUT")" line; do
 		case "$line" in
-		"RC "*) rc=${line#RC }; break ;;
-		"OUT "*) printf '%s' "${line#OUT }" | base64 -d ;;
+		"RC $id "*) rc=${line#RC "$id" }; break ;;
+		"OUT $id "*) printf '%s' "${line#OUT "$id" }" | base64 -d ;;
 		esac
 	done <&3
 	return "$rc"
 }
 
-# peer_serve: the loop the peer VM runs until told to finish.
+# peer_serve: the loop the peer VM runs until told to finish. Each command runs
+# in the background, so that one that hangs does not keep the peer from
+# answering the next (its caller has given up on it by then).
 peer_serve() {
 	ctl_setup
 	echo READY >&3
-	local line cmd out rc
+	local line id rest
 	while IFS= read -r line; do
 		case "$line" in
 		"CMD "*)
-			cmd=$(printf '%s' "${line#CMD }" | base64 -d)
-			out=$(sh -c "$cmd" 2>&1 </dev/null)
-			rc=$?
-			[ -n "$out" ] && printf 'OUT %s\n' "$(printf '%s\n' "$out" | base64 -w0)" >&3
-			printf 'RC %s\n' "$rc" >&3
+			rest=${line#CMD }
+			id=${rest%% *}
+			peer_run "$id" "${rest#* }" &
 			;;
 		FINISH) break ;;
 		esac
 	done <&3
+}
+
+# peer_run ID B64CMD: one command of peer_serve, its answer tagged with ID.
+peer_run() {
+	local cmd out rc
+	cmd=$(printf '%s' "$2" | base64 -d)
+	out=$(sh -c "$cmd" 2>&1 </dev/null)
+	rc=$?
+	[ -n "$out" ] && printf 'OUT %s %s\n' "$1" "$(printf '%s\n' "$out" | base64 -w0)" >&3
+	printf 'RC %s %s\n' "$1" "$rc" >&3
 }
 
 peer_wait_ready() {
@@ -122,15 +136,21 @@ case_limit() { # case_limit NAME KEY DEFAULT
 }
 
 # case_run NAME SECONDS: runs the case in a session of its own, its output
-# prefixed with "# "; returns its exit status, or 124 when it was still
-# running after SECONDS. Whatever the case left running here (background
+# prefixed with "# " and the seconds since it started; returns its exit
+# status, or 124 when it was still running after SECONDS (having printed where
+# each of its tasks, and of its background jobs on the peer, was). Whatever the case left running here (background
 # jobs) is killed with its session when it ends.
 case_run() {
-	local name=$1 t=$2 pid sed_pid n rc
+	local name=$1 t=$2 pid log_pid n rc
 	rm -f /tmp/.case_out /tmp/.case_exit
 	mkfifo /tmp/.case_out
-	sed 's/^/# /' </tmp/.case_out &
-	sed_pid=$!
+	# Each line of the case's output: "# [SECONDS] LINE", seconds since the
+	# case started (where a slow case spends its time).
+	awk -v s="$(cut -d' ' -f1 /proc/uptime)" '{
+		getline u < "/proc/uptime"; close("/proc/uptime"); split(u, a, " ")
+		printf "# [%6.1f] %s\n", a[1] - s, $0; fflush()
+	}' </tmp/.case_out &
+	log_pid=$!
 	# In a shell without job control a background job is not a process group
 	# leader, so setsid does not fork: $! is the session (and group) id.
 	setsid sh -c 'cd /tmp && sh "$1"; echo $? >/tmp/.case_exit' _ "/srnic/cases/$name.sh" \
@@ -141,15 +161,25 @@ case_run() {
 		sleep 0.2
 		n=$((n - 1))
 	done
-	if [ -f /tmp/.case_exit ]; then rc=$(cat /tmp/.case_exit); else rc=124; fi
+	if [ -f /tmp/.case_exit ]; then rc=$(cat /tmp/.case_exit); else
+		rc=124
+		# Where it hung: every task of the case's session here, and every
+		# task the case started on the peer (bg_start's sessions).
+		{
+			echo "case_run: $name still running after $t s; its tasks here:"
+			session_stacks "$pid"
+			echo "case_run: tasks of the peer's background jobs:"
+			PEER_TIMEOUT=30 peer ". /srnic/lib.sh; bg_stacks"
+		} 2>&1 | sed 's/^/# /'
+	fi
 	kill -9 -- "-$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
-	# sed ends when the last writer of the fifo is gone; a process that left
+	# awk ends when the last writer of the fifo is gone; a process that left
 	# the case's session with the fifo open must not stop the run.
 	n=25
-	while kill -0 "$sed_pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.2; n=$((n - 1)); done
-	kill "$sed_pid" 2>/dev/null
-	wait "$sed_pid" 2>/dev/null
+	while kill -0 "$log_pid" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.2; n=$((n - 1)); done
+	kill "$log_pid" 2>/dev/null
+	wait "$log_pid" 2>/dev/null
 	rm -f /tmp/.case_out /tmp/.case_exit
 	return "$rc"
 }
@@ -356,6 +386,13 @@ bg_kill_all() {
 	return 0
 }
 
+# bg_stacks: session_stacks of every session bg_start started in this VM.
+bg_stacks() {
+	local s
+	[ -f /tmp/.bg_sessions ] || return 0
+	for s in $(cat /tmp/.bg_sessions); do session_stacks "$s"; done
+}
+
 # peer_bg NAME CMD...: bg_start on the peer (the command travels base64-encoded,
 # so it may hold any quotes).
 peer_bg() {
@@ -367,20 +404,26 @@ peer_bg() {
 # peer_wait NAME [SECONDS]: waits (default 120 s, scaled) for a peer_bg
 # command, prints its output, returns its exit status (124 on timeout).
 peer_wait() {
-	peer "i=0; while [ ! -f /tmp/$1.rc ] && [ \$i -lt $(scaled "${2:-120}") ]; do sleep 1; i=\$((i+1)); done; cat /tmp/$1.log; [ -f /tmp/$1.rc ] && exit \$(cat /tmp/$1.rc); exit 124"
+	peer "i=0; while [ ! -f /tmp/$1.rc ] && [ \$i -lt $(($(scaled "${2:-120}") * 5)) ]; do sleep 0.2; i=\$((i+1)); done; cat /tmp/$1.log; [ -f /tmp/$1.rc ] && exit \$(cat /tmp/$1.rc); exit 124"
 }
 
 XFER_PORT=18515
 
-# iwarp_matrix OP: verified `srnic xfer --op OP` transfers of 0 B to 16 MiB with
-# CRC off, CRC on, and CRC with markers, scatter/gather up to 16 elements. One
-# server on the peer serves all of them in turn. Each wait fails after 60 s
-# without progress, not after a fixed time for its size.
+# iwarp_matrix OP [lean]: verified `srnic xfer --op OP` transfers of 0 B to
+# 16 MiB with CRC off, CRC on, and CRC with markers, scatter/gather up to 16
+# elements: each size in each of the three modes, and 16 MiB with CRC and
+# markers (19 transfers). "lean" (for the variants of an operation whose
+# framing the full matrix of another case covers) gives each size one mode in
+# turn and leaves out 16 MiB in `make check` (6 transfers); check-long runs
+# the full matrix. One server on the peer serves all of them in turn. Each
+# wait fails after 60 s without progress, not after a fixed time for its size.
 iwarp_matrix() {
-	local op=$1 size sge n=0 sizes="0 1 4095 4096 65536 1048576"
+	local op=$1 size sge n=0 i=0 want sizes="0 1 4095 4096 65536 1048576" full=1
+	[ "${2:-}" = lean ] && [ "${LONG_RUN:-0}" != 1 ] && full=0
+	want=$((full ? 19 : 6))
 	load_srnic_both
 	XFER_PORT=$((XFER_PORT + 1))
-	peer_bg xfer_srv "srnic xfer -s -p $XFER_PORT -t 60 --count 19"
+	peer_bg xfer_srv "srnic xfer -s -p $XFER_PORT -t 60 --count $want"
 	wait_listen "$XFER_PORT" peer || fail "the $op server did not listen"
 	matrix_one() {
 		srnic xfer -c "$PEER" -p "$XFER_PORT" -t 60 --op "$op" "$@" ||
@@ -388,16 +431,23 @@ iwarp_matrix() {
 		n=$((n + 1))
 	}
 	for size in $sizes; do
-		sge=1; [ "$size" -ge 4096 ] && sge=4
-		matrix_one --size "$size" --sge "$sge"
-		sge=1; [ "$size" -ge 16 ] && sge=16
-		matrix_one --size "$size" --sge "$sge" --crc
-		sge=1; [ "$size" -ge 2 ] && sge=2
-		matrix_one --size "$size" --sge "$sge" --crc --markers
+		i=$((i + 1))
+		if [ $full = 1 ] || [ $((i % 3)) = 1 ]; then
+			sge=1; [ "$size" -ge 4096 ] && sge=4
+			matrix_one --size "$size" --sge "$sge"
+		fi
+		if [ $full = 1 ] || [ $((i % 3)) = 2 ]; then
+			sge=1; [ "$size" -ge 16 ] && sge=16
+			matrix_one --size "$size" --sge "$sge" --crc
+		fi
+		if [ $full = 1 ] || [ $((i % 3)) = 0 ]; then
+			sge=1; [ "$size" -ge 2 ] && sge=2
+			matrix_one --size "$size" --sge "$sge" --crc --markers
+		fi
 	done
-	matrix_one --size 16777216 --sge 16 --crc --markers
+	if [ $full = 1 ]; then matrix_one --size 16777216 --sge 16 --crc --markers; fi
 	peer_wait xfer_srv || fail "the $op server failed"
-	expect_eq "verified $op transfers" "$n" 19
+	expect_eq "verified $op transfers" "$n" "$want"
 	expect_idle
 }
 
@@ -612,7 +662,8 @@ stack_prefix() {
 # stand-ins trace each established connection of either side to /tmp/trace in
 # its VM (compat_mpa).
 compat_pair() {
-	local where=$1 port=$2 t=$3 ss=$4 sc=$5 cs=$6 cc=$7 pid
+	local where=$1 port=$2 t=$3 ss=$4 sc=$5 cs=$6 cc=$7 pid t0 t1 t2
+	t0=$(uptime_cs)
 	rm -f /tmp/trace
 	if [ "$where" = peer ]; then
 		peer_bg compat_srv "rm -f /tmp/trace; SRNIC_COMPAT_TRACE=/tmp/trace timeout $t $(stack_prefix "$ss") $sc"
@@ -621,8 +672,10 @@ compat_pair() {
 			peer ". /srnic/lib.sh; cat /proc/net/tcp; task_stacks ${sc%% *}"
 			fail "the server did not listen: $sc"
 		fi
+		t1=$(uptime_cs)
 		CLI_OUT=$(SRNIC_COMPAT_TRACE=/tmp/trace timeout "$t" $(stack_prefix "$cs") $cc 2>&1)
 		CLI_RC=$?
+		t2=$(uptime_cs)
 		SRV_OUT=$(peer_wait compat_srv "$t")
 		SRV_RC=$?
 	else
@@ -633,12 +686,28 @@ compat_pair() {
 			task_stacks "${sc%% *}"
 			fail "the server did not listen: $sc"
 		fi
+		t1=$(uptime_cs)
 		CLI_OUT=$(PEER_TIMEOUT=$((t + 60)) peer "rm -f /tmp/trace; SRNIC_COMPAT_TRACE=/tmp/trace timeout $t $(stack_prefix "$cs") $cc")
 		CLI_RC=$?
+		t2=$(uptime_cs)
 		wait "$pid"
 		SRV_RC=$?
 		SRV_OUT=$(cat /tmp/compat_srv.log)
 	fi
+	echo "compat_pair: server listening after $((t1 - t0))0 ms, client ran $((t2 - t1))0 ms, server ended $(($(uptime_cs) - t2))0 ms later"
+}
+
+# session_stacks SID: where each thread of each process of session SID is
+# (state, wait channel, kernel stack).
+session_stacks() {
+	local p t
+	for p in /proc/[0-9]*; do
+		[ "$(cut -d' ' -f6 "$p/stat" 2>/dev/null)" = "$1" ] || continue
+		for t in "$p"/task/*; do
+			echo "  ${p#/proc/} $(cat "$p/comm" 2>/dev/null) thread ${t##*/}: state $(cut -d' ' -f3 "$t/stat" 2>/dev/null), $(cat "$t/wchan" 2>/dev/null)"
+			sed 's/^/      /' "$t/stack" 2>/dev/null
+		done
+	done
 }
 
 # task_stacks PROGRAM: where each thread of each process named PROGRAM is.
