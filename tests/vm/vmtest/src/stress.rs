@@ -17,6 +17,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 const IN_FLIGHT: u64 = 8;
+const _: () = assert!(IN_FLIGHT > 2);
 const CHUNKS: u64 = 4;
 
 /// Runs the scenario's side.
@@ -88,7 +89,9 @@ pub fn run(env: &Env, c: &mut Checks, size: usize, seconds: u64, pidfile: Option
                 return survivor(c, env, &qp, e.map(|e| (e.kind, e.term)), t);
             }
             done += 1;
-            if done == IN_FLIGHT {
+            // Both kinds moved data: completions come in posting order, the
+            // first a WRITE, the second a READ (the others are in flight).
+            if done == 2 {
                 running(pidfile)?;
             }
             if start.elapsed() > limit {
