@@ -110,6 +110,16 @@ int srnic_kv_reject(struct srnic_kv_ctx *ctx, struct srnic_reject *attr);
 int srnic_kv_disconnect(struct srnic_kv_ctx *ctx, u32 qp_handle, u32 flags);
 
 /*
+ * Drains a QP: its connection ends with a reset (SRNIC_EVENT_DISCONNECTED,
+ * once), a connection being set up is given up (no event), and when this
+ * returns every work request posted before it has its completion in its CQ
+ * (SRNIC_WC_WR_FLUSH_ERR unless it had completed). The QP stays in ERROR:
+ * later posts complete at once, flushed. -EINVAL for an unknown QP. A block
+ * driver calls it before it fails or frees the requests a QP still holds.
+ */
+int srnic_kv_drain_qp(struct srnic_kv_ctx *ctx, u32 qp_handle);
+
+/*
  * Posts one work request with wr->num_sge SGEs; with SRNIC_SEND_INLINE the
  * SGEs' addresses are kernel pointers whose bytes are copied before this
  * returns.

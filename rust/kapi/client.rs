@@ -20,6 +20,7 @@
 
 use crate::{
     sys::{
+        gfp::NoIo,
         global::{Global, Installed},
         kv_ops::Callbacks,
         module_ref::{ModuleId, ModuleWatch},
@@ -63,6 +64,8 @@ impl_has_work! {
 impl WorkItem for Client {
     type Pointer = Arc<Client>;
     fn run(this: Arc<Client>) {
+        // The client's callbacks run inside its I/O path (see `gfp::NoIo`).
+        let _noio = NoIo::enter();
         this.dispatch();
     }
 }

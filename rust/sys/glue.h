@@ -92,6 +92,10 @@ unsigned int srnic_param_min_mss(void);
 /* rust/sys/crc.rs */
 u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
 
+/* rust/sys/gfp.rs */
+unsigned int srnic_noio_save(void);
+void srnic_noio_restore(unsigned int flags);
+
 /* rust/sys/wq.rs */
 struct workqueue_struct *srnic_alloc_wq(const char *name);
 

@@ -49,4 +49,5 @@ EXPORT_SYMBOL_GPL(srnic_kv_connect);
 EXPORT_SYMBOL_GPL(srnic_kv_accept);
 EXPORT_SYMBOL_GPL(srnic_kv_reject);
 EXPORT_SYMBOL_GPL(srnic_kv_disconnect);
+EXPORT_SYMBOL_GPL(srnic_kv_drain_qp);
 EXPORT_SYMBOL_GPL(srnic_kv_post);

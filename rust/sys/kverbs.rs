@@ -19,6 +19,7 @@ use crate::{
     iwarp::params::PrivateData,
     kapi::client::Client,
     sys::{
+        gfp::NoIo,
         kv_ops::{Callbacks, KvOps},
         module_ref::ModuleId,
         pages::{KernelPages, RawBioVec, RawPage},
@@ -124,6 +125,9 @@ macro_rules! kv_fn {
         /// for the call.
         #[no_mangle]
         pub(crate) unsafe extern "C" fn $name(ctx: *const Client $(, $a: $t)*) -> c_int {
+            // A kernel client calls from its I/O path: nothing srnic
+            // allocates for it may wait on new I/O.
+            let _noio = NoIo::enter();
             // SAFETY: by the function's contract.
             let r: Result<c_int> = (|| {
                 let $c = unsafe { client(ctx) }?;
@@ -270,6 +274,11 @@ kv_fn!(srnic_kv_reject(c, a: *mut SrnicReject) {
 kv_fn!(srnic_kv_disconnect(c, h: u32, flags: u32) {
     let a = SrnicDisconnect { qp_handle: h, flags, ..Default::default() };
     commands::disconnect(&c.ctx, &a)?;
+    Ok(0)
+});
+
+kv_fn!(srnic_kv_drain_qp(c, h: u32) {
+    commands::drain_qp(&c.ctx, h)?;
     Ok(0)
 });
 

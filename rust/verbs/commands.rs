@@ -261,6 +261,11 @@ pub(crate) fn disconnect(ctx: &Context, a: &SrnicDisconnect) -> Result {
     qp(ctx, a.qp_handle)?.disconnect(a.flags & SRNIC_DISCONNECT_ABORT != 0)
 }
 
+/// Drain (the kernel verbs API only): see [`Qp::drain`](crate::verbs::qp::Qp::drain).
+pub(crate) fn drain_qp(ctx: &Context, handle: u32) -> Result {
+    qp(ctx, handle)?.drain()
+}
+
 /// A work request's flags and opcode, checked. Returns whether it goes to
 /// the receive queue.
 fn check_post(wr: &SrnicPostWr, nsge: usize) -> Result<bool> {

@@ -56,7 +56,10 @@ use crate::{
         mpa::{rx::RxFramer, tx::TxFramer},
         rdmap::engine::{OrqEntry, RecvEngine},
     },
-    sys::{gfp::ACCOUNTED, wq},
+    sys::{
+        gfp::{NoIo, ACCOUNTED},
+        wq,
+    },
     uapi::*,
     verbs::{
         budget::{self, Budget, Charge},
@@ -236,9 +239,12 @@ impl Qp {
     }
 }
 
+// A QP's data path runs without starting I/O from reclaim: a kernel client's
+// (a block device's) writeback may depend on it (see `gfp::NoIo`).
 impl WorkItem<0> for Qp {
     type Pointer = Arc<Qp>;
     fn run(this: Arc<Qp>) {
+        let _noio = NoIo::enter();
         this.rx_run();
     }
 }
@@ -246,6 +252,7 @@ impl WorkItem<0> for Qp {
 impl WorkItem<1> for Qp {
     type Pointer = Arc<Qp>;
     fn run(this: Arc<Qp>) {
+        let _noio = NoIo::enter();
         this.tx_run();
     }
 }

@@ -4,14 +4,18 @@
  * (include/srnic/kverbs.h), and the test of that API in the VMs.
  *
  * Loaded with role=local it checks the calls that need no peer, errors
- * included; role=leak also listens and leaves its context open, for srnic to
- * close when the module goes away. With role=server it also listens on `port`; with role=client it
- * connects to `peer`:`port`. Between the two (one per VM, kernel <-> kernel):
- * the server accepts with its region's STag, address and length as private
- * data; the client writes 64 KiB of a pattern there with RDMA WRITE (from a
- * region over a page array), reads it back with RDMA READ (into a region over
- * bio_vecs) and compares, then SENDs "done" (inline); the server finds the
- * pattern in its region, answers "ack", and the client disconnects.
+ * included (a QP that never connects is drained and destroyed); role=leak
+ * also listens and leaves its context open, for srnic to close when the
+ * module goes away. With role=server it also listens on `port`; with
+ * role=client it connects to `peer`:`port`. Between the two (one per VM,
+ * kernel <-> kernel): the server rejects the client's first request (on a
+ * second QP) with private data; it accepts the second with its region's
+ * STag, address and length as private data; the client writes 64 KiB of a
+ * pattern there with RDMA WRITE (from a region over a page array), reads it
+ * back with RDMA READ (into a region over bio_vecs) and compares, then SENDs
+ * "done" (inline); the server finds the pattern in its region, answers
+ * "ack", and the client drains its QP (a receive left pending is flushed
+ * before drain_qp returns; the server sees the disconnect).
  *
  * Results are KTAP lines in the kernel log ("srnic_ktest: ok N name"); module
  * init returns 0 only when every check passed, so insmod's exit status is the
@@ -51,6 +55,8 @@ MODULE_PARM_DESC(timeout_s, "the bound of every wait, in seconds");
 #define KT_IOVA		0x100000000ULL		/* the regions' first address */
 #define KT_EVENTS	16
 #define KT_HELLO	"srnic-ktest v1"
+#define KT_REJECT_ME	"reject me"
+#define KT_NO		"no"
 
 /* What the server tells the client in its accept's private data. */
 struct kt_region {
@@ -240,6 +246,60 @@ static bool kt_pattern_in(struct page **p, size_t off, size_t len)
 }
 
 /* The checks that need no peer; leaves `side` with a PD, CQs, a QP and two regions. */
+/* The QP's state (SRNIC_QPS_*), or -1 when query_qp fails. */
+static int kt_qp_state(u32 qp)
+{
+	struct srnic_query_qp q = { .qp_handle = qp };
+
+	return srnic_kv_query_qp(kt.ctx, &q) ? -1 : (int)q.state;
+}
+
+/* Posts a receive with `wr_id` on `qp` (into the receive buffer). */
+static int kt_post_recv_id(u32 qp, u64 wr_id)
+{
+	struct srnic_post_wr wr = { .qp_handle = qp, .opcode = SRNIC_WR_RECV, .num_sge = 1, .wr_id = wr_id };
+	struct srnic_sge sge = { .addr = KT_IOVA + KT_LEN - 64, .length = 64, .lkey = side.mr.lkey };
+
+	return srnic_kv_post(kt.ctx, &wr, &sge);
+}
+
+/*
+ * Whether the receive CQ holds, right now (no waiting), a flush completion
+ * of `wr_id` on `qp`, and only flush completions besides.
+ */
+static bool kt_flushed_now(u32 qp, u64 wr_id)
+{
+	struct srnic_wc wc;
+	bool found = false;
+
+	while (srnic_kv_poll_cq(kt.ctx, side.rcq, &wc, 1) == 1) {
+		if (wc.status != SRNIC_WC_WR_FLUSH_ERR)
+			return false;
+		if (wc.wr_id == wr_id && wc.qp_handle == qp)
+			found = true;
+	}
+	return found;
+}
+
+/*
+ * drain_qp on `qp` with a receive pending: when it returns, the receive's
+ * flush completion is in the CQ, the QP is in ERROR, a later post completes
+ * at once (flushed), and a second drain succeeds.
+ */
+static void kt_drain(u32 qp, const char *what)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "drain_qp (%s): the pending receive is flushed before it returns", what);
+	kt_check(!kt_post_recv_id(qp, 20) && !srnic_kv_drain_qp(kt.ctx, qp) && kt_flushed_now(qp, 20), name);
+	snprintf(name, sizeof(name), "drain_qp (%s): the QP is in ERROR", what);
+	kt_check(kt_qp_state(qp) == SRNIC_QPS_ERROR, name);
+	snprintf(name, sizeof(name), "drain_qp (%s): a later post is flushed at once", what);
+	kt_check(!kt_post_recv_id(qp, 21) && kt_flushed_now(qp, 21), name);
+	snprintf(name, sizeof(name), "drain_qp (%s), again", what);
+	kt_check(!srnic_kv_drain_qp(kt.ctx, qp), name);
+}
+
 static int kt_local(void)
 {
 	struct srnic_kv_ctx *bad;
@@ -341,6 +401,23 @@ static int kt_local(void)
 	wr.opcode = 99;
 	kt_check(srnic_kv_post(kt.ctx, &wr, NULL) == -EINVAL, "post of an unknown opcode: EINVAL");
 
+	kt_check(kt_qp_state(side.qp) == SRNIC_QPS_INIT, "query_qp of a new QP: INIT");
+	{
+		struct srnic_query_qp q = { .qp_handle = side.qp + 100 };
+
+		kt_check(srnic_kv_query_qp(kt.ctx, &q) == -EINVAL, "query_qp of an unknown QP: EINVAL");
+	}
+	kt_check(srnic_kv_drain_qp(kt.ctx, side.qp + 100) == -EINVAL, "drain_qp of an unknown QP: EINVAL");
+	/* A QP that never connects, drained, then destroyed. */
+	if (!srnic_kv_create_qp(kt.ctx, &qp)) {
+		h = qp.qp_handle;
+		kt_drain(h, "never connected");
+		kt_check(!srnic_kv_destroy_qp(kt.ctx, h) && srnic_kv_destroy_qp(kt.ctx, h) == -EINVAL,
+			 "destroy_qp, twice: EINVAL the second time");
+	} else {
+		kt_check(false, "create_qp (a second QP)");
+	}
+
 	/* A spare region, deregistered: its handle is gone afterwards. */
 	mr = side.mr;
 	mr.length = PAGE_SIZE;
@@ -408,6 +485,21 @@ static int kt_server(void)
 	l.addr.port = port;
 	kt_check(!srnic_kv_listen(kt.ctx, &l) && l.addr.port == port, "listen");
 	pr_info("srnic_ktest: # listening on port %d\n", port);
+	/* The client's first request is one to reject. */
+	kt_check(!kt_wait_event(SRNIC_EVENT_CONNECT_REQUEST, &ev) &&
+		 ev.private_data_len == sizeof(KT_REJECT_ME) &&
+		 !memcmp(ev.private_data, KT_REJECT_ME, sizeof(KT_REJECT_ME)),
+		 "a connection request to reject");
+	{
+		struct srnic_reject rj = {
+			.conn_id = ev.conn_id,
+			.private_data = (u64)(uintptr_t)KT_NO,
+			.private_data_len = sizeof(KT_NO),
+		};
+
+		kt_check(!srnic_kv_reject(kt.ctx, &rj), "reject with private data");
+		kt_check(srnic_kv_reject(kt.ctx, &rj) == -EINVAL, "reject of a request no longer pending: EINVAL");
+	}
 	kt_check(!kt_wait_event(SRNIC_EVENT_CONNECT_REQUEST, &ev) &&
 		 ev.private_data_len == sizeof(KT_HELLO) && !memcmp(ev.private_data, KT_HELLO, sizeof(KT_HELLO)),
 		 "a connection request with the client's private data");
@@ -450,6 +542,24 @@ static int kt_client(void)
 	if (!in4_pton(peer, -1, c.addr.addr, -1, NULL)) {
 		kt_check(false, "the peer parameter is an IPv4 address");
 		return -EINVAL;
+	}
+	{
+		/* A first connect, on a second QP, that the server rejects. */
+		struct srnic_create_qp q = {
+			.pd_handle = side.pd, .send_cq = side.scq, .recv_cq = side.rcq,
+			.max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1,
+		};
+		struct srnic_connect rc = c;
+
+		kt_check(!srnic_kv_create_qp(kt.ctx, &q), "create_qp (to be rejected)");
+		rc.qp_handle = q.qp_handle;
+		rc.private_data = (u64)(uintptr_t)KT_REJECT_ME;
+		rc.private_data_len = sizeof(KT_REJECT_ME);
+		kt_check(!srnic_kv_connect(kt.ctx, &rc), "connect (to be rejected)");
+		kt_check(!kt_wait_event(SRNIC_EVENT_REJECTED, &ev) && ev.handle == q.qp_handle &&
+			 ev.private_data_len == sizeof(KT_NO) && !memcmp(ev.private_data, KT_NO, sizeof(KT_NO)),
+			 "REJECTED with the server's private data");
+		kt_check(!srnic_kv_destroy_qp(kt.ctx, q.qp_handle), "destroy_qp of the rejected QP");
 	}
 	kt_check(!kt_post_recv(), "post_recv before connect");
 	kt_check(!srnic_kv_connect(kt.ctx, &c), "connect");
@@ -509,8 +619,10 @@ static int kt_client(void)
 
 	kt_check(!kt_send_inline("done") && kt_sent(), "SEND (inline)");
 	kt_check(kt_received("ack"), "the server's answer arrived");
-	kt_check(!srnic_kv_disconnect(kt.ctx, side.qp, 0), "disconnect");
-	kt_check(!kt_wait_event(SRNIC_EVENT_DISCONNECTED, &ev), "disconnected");
+	kt_check(kt_qp_state(side.qp) == SRNIC_QPS_RTS, "query_qp: RTS");
+	kt_drain(side.qp, "connected");
+	kt_check(!kt_wait_event(SRNIC_EVENT_DISCONNECTED, &ev), "drain_qp: disconnected");
+	kt_check(!srnic_kv_disconnect(kt.ctx, side.qp, 0), "disconnect after drain_qp");
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 //!                         connect_failed          fail / disconnected        disconnected
 //!                               v                        v                         v
 //!                             Error <-------------------------------------------- +
+//!   Idle, Connecting --abandon--> Error (a drain of a QP with no connection to close)
 //!   any state --destroy--> Destroyed (final)
 //! ```
 //!
@@ -126,6 +127,18 @@ impl Lifecycle {
         }
     }
 
+    /// A drain of a QP that has no connection to close: Idle or Connecting to
+    /// Error (a connection being set up is given up: its `establish` is
+    /// refused, and its connection manager closes the socket); Error stays.
+    /// Refused for Connected and Closing (their connection closes:
+    /// `begin_close`, then `disconnected`) and for Destroyed.
+    pub fn abandon(&mut self) -> Result<(), Refused> {
+        match self.state {
+            State::Idle | State::Connecting | State::Error => self.to(true, State::Error),
+            _ => Err(Refused { from: self.state }),
+        }
+    }
+
     /// The connection ended (peer close, local disconnect, a failed send):
     /// to Error. A destroyed QP stays destroyed and nothing is to be reported.
     pub fn disconnected(&mut self) -> Disconnect {
@@ -202,7 +215,7 @@ mod tests {
     fn transition_table() {
         type Step = fn(&mut Lifecycle) -> Result<(), Refused>;
         type Row<'a> = (&'a str, Step, &'a [(State, State)]);
-        let steps: [Row<'_>; 5] = [
+        let steps: [Row<'_>; 6] = [
             (
                 "start_connect",
                 Lifecycle::start_connect,
@@ -232,6 +245,15 @@ mod tests {
                 &[
                     (State::Connected, State::Closing),
                     (State::Closing, State::Closing),
+                    (State::Error, State::Error),
+                ],
+            ),
+            (
+                "abandon",
+                Lifecycle::abandon,
+                &[
+                    (State::Idle, State::Error),
+                    (State::Connecting, State::Error),
                     (State::Error, State::Error),
                 ],
             ),

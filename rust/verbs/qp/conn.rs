@@ -172,10 +172,11 @@ impl Qp {
     }
 
     /// Records the socket of the connection start-up under way (see
-    /// [`Conn::startup`]); a QP destroyed already closes it at once.
+    /// [`Conn::startup`]); a QP no longer connecting (destroyed, or drained)
+    /// closes it at once.
     pub(crate) fn set_startup_socket(&self, sock: Arc<TcpSocket>) {
         let mut c = self.conn.lock();
-        if c.life.is_destroyed() {
+        if c.life.state() != State::Connecting {
             drop(c);
             sock.shutdown(true);
         } else {
@@ -317,6 +318,37 @@ impl Qp {
         self.close_socket(abort);
         self.disconnected();
         Ok(())
+    }
+
+    /// Drains the QP (the kernel verbs API's `srnic_kv_drain_qp`): its
+    /// connection ends with a reset (reported once, as
+    /// `SRNIC_EVENT_DISCONNECTED`), a connection being set up is given up (no
+    /// event), and every work request posted so far has its completion in its
+    /// CQ when this returns (a flush status, unless it had completed). The QP
+    /// stays in ERROR: later posts complete at once with a flush status.
+    /// EINVAL for a destroyed QP.
+    pub(crate) fn drain(self: &Arc<Self>) -> Result {
+        let abandoned = {
+            let mut c = self.conn.lock();
+            if matches!(c.life.state(), State::Connected | State::Closing) {
+                None
+            } else {
+                c.life.abandon().map_err(|_| EINVAL)?;
+                Some(c.startup.take())
+            }
+        };
+        match abandoned {
+            // A connection: it closes, and the close flushes.
+            None => self.disconnect(true),
+            Some(startup) => {
+                // A start-up under way ends now (reset: the peer sees the close).
+                if let Some(s) = startup {
+                    s.shutdown(true);
+                }
+                self.flush(SRNIC_WC_WR_FLUSH_ERR, 0);
+                Ok(())
+            }
+        }
     }
 
     /// Tears the QP down (destroy or file release): no events, no completions.

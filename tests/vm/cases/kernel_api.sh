@@ -11,10 +11,16 @@
 #    module that goes away with its context open (role=leak: a listener and
 #    regions over pages it freed already) has it closed by srnic, with a
 #    warning: its port is free again.
-# 3. Kernel <-> kernel between the VMs: listen, connect and accept with
-#    private data, RDMA WRITE (page-array region) and RDMA READ (bio_vec
-#    region) of 64 KiB verified, SEND and receive, disconnect. Then both
-#    clients unload and srnic is idle on both VMs.
+# 3. Kernel <-> kernel between the VMs: listen; a connect rejected with
+#    private data; connect and accept with private data, RDMA WRITE
+#    (page-array region) and RDMA READ (bio_vec region) of 64 KiB verified,
+#    SEND and receive; drain_qp with a receive pending (flushed before it
+#    returns; the server sees the disconnect). Then both clients unload and
+#    srnic is idle on both VMs. Every exported call is made at least once.
+# 4. Kernel <-> userspace: the same kernel server on b, and srnic-vmtest
+#    ktest-peer here, a program on /dev/srnic speaking the kernel client's
+#    protocol (the rejected request, WRITE, READ back, SEND, the answer,
+#    disconnect).
 . /srnic/lib.sh
 load_srnic_both
 KT=/srnic/srnic_ktest.ko
@@ -60,5 +66,21 @@ peer_wait ktest_srv "$((T / TIME_SCALE + 30))" || { peer "dmesg | grep 'srnic_kt
 peer "dmesg | grep 'srnic_ktest:' | tail -n +\$((\$(cat /tmp/ktest.from) + 1))"
 rmmod srnic_ktest || fail "rmmod srnic_ktest"
 peer "rmmod srnic_ktest" || fail "rmmod srnic_ktest on the peer"
+echo "ok: kernel <-> kernel"
+
+# 4. Kernel <-> userspace: the same kernel server, and srnic-vmtest ktest-peer
+#    on /dev/srnic here speaking the kernel client's protocol.
+PORT=$((PORT + 1))
+peer "dmesg | grep -c 'srnic_ktest:' >/tmp/ktest.from"
+peer_bg ktest_srv2 "insmod $KT role=server port=$PORT timeout_s=$T"
+wait_until 60 peer "dmesg | grep -q 'srnic_ktest: # listening on port $PORT'" ||
+	{ peer_wait ktest_srv2 1; fail "the server did not listen (for the userspace client)"; }
+srnic-vmtest ktest-peer --to "$PEER" -p "$PORT" -t "$T" ||
+	{ peer_wait ktest_srv2 1; peer "dmesg | grep 'srnic_ktest:' | tail -n +\$((\$(cat /tmp/ktest.from) + 1))"; fail "srnic-vmtest ktest-peer"; }
+echo "-- the kernel server:"
+peer_wait ktest_srv2 "$((T / TIME_SCALE + 30))" || { peer "dmesg | grep 'srnic_ktest:' | tail -n +\$((\$(cat /tmp/ktest.from) + 1))"; fail "srnic_ktest role=server (userspace client)"; }
+peer "dmesg | grep 'srnic_ktest:' | tail -n +\$((\$(cat /tmp/ktest.from) + 1))"
+peer "rmmod srnic_ktest" || fail "rmmod srnic_ktest on the peer (userspace client)"
+echo "ok: kernel <-> userspace"
 expect_idle
 pass

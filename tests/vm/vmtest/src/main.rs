@@ -15,6 +15,7 @@ mod destroy_race;
 mod flood;
 mod hostile;
 mod invalidate;
+mod ktest_peer;
 mod link_down;
 mod many_qps;
 mod memlock;
@@ -305,6 +306,20 @@ enum Cmd {
         #[arg(short = 't', long, default_value_t = 60)]
         timeout: u64,
     },
+    /// The userspace client of the kernel verbs API's test server
+    /// (srnic_ktest.ko role=server): a connect it rejects, then connect,
+    /// RDMA WRITE and READ of its region, SEND, its answer, disconnect.
+    KtestPeer {
+        /// The kernel server's address.
+        #[arg(long)]
+        to: String,
+        /// Its port.
+        #[arg(short = 'p', long)]
+        port: u16,
+        /// Seconds any single wait may take.
+        #[arg(short = 't', long, default_value_t = 60)]
+        timeout: u64,
+    },
     /// A peer forcing a tiny TCP MSS is refused both ways (before MPA); at
     /// min_mss it is served with FPDUs sized for it (one process, loopback).
     TinyMss {
@@ -473,6 +488,9 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
                 stop: stop.clone(),
             },
         ),
+        Cmd::KtestPeer { to, port, timeout } => {
+            ktest_peer::run(c, resolve(to, *port)?, Duration::from_secs(*timeout))
+        }
         Cmd::RmppLinkDown {
             ifname,
             nid,
