@@ -13,6 +13,10 @@
 //! - [`sys`]: the only code that touches `bindings::` and the C glue;
 //! - [`proto`]: the `no_std` protocol cores; [`uapi`]: the user-space ABI.
 
+// pin-init's macros recurse once per field: the queue pair's initializer
+// needs more than the default 128 levels.
+#![recursion_limit = "256"]
+
 use kernel::{c_str, prelude::*};
 
 mod chardev;

@@ -15,14 +15,15 @@ use crate::{
 };
 use kernel::{prelude::*, sync::Arc};
 
-/// Hands the negotiated socket to the QP and reports the outcome.
-pub(crate) fn establish(qp: &Arc<Qp>, sock: Arc<TcpSocket>, neg: Negotiated, peer_pd: &[u8]) {
+/// Hands the negotiated socket to the QP and reports the outcome; `responder`:
+/// this side accepted.
+pub(crate) fn establish(qp: &Arc<Qp>, sock: Arc<TcpSocket>, neg: Negotiated, peer_pd: &[u8], responder: bool) {
     // Before any QP lock: the socket lock nests inside the QP's `rx`.
     let (local, remote) = match sock.addrs() {
         Ok((l, r)) => (to_abi_addr(l), to_abi_addr(r)),
         Err(_) => Default::default(),
     };
-    let est = Established { neg, local, remote, mpa_flags: negotiated_flags(&neg) };
+    let est = Established { neg, local, remote, mpa_flags: negotiated_flags(&neg), responder };
     match qp.establish(sock, est) {
         Ok(()) => established_event(qp, &neg, local, remote, peer_pd),
         Err(e) => connect_failed(qp, SRNIC_EVENT_CONNECT_ERROR, e, &[]),

@@ -201,7 +201,7 @@ impl Outgoing {
             Step::Accepted(neg) => {
                 let Some(sock) = self.take_socket() else { return };
                 let mut buf = [0u8; MAX_FRAME_LEN];
-                establish(&self.qp, sock, neg, self.peer_pd(&mut buf));
+                establish(&self.qp, sock, neg, self.peer_pd(&mut buf), false);
             }
             Step::Rejected => {
                 if let Some(sock) = self.take_socket() {

@@ -83,6 +83,6 @@ fn respond(qp: &Arc<Qp>, req: &ConnReq, cfg: MpaConfig, pd: &PrivateData) {
         sock.shutdown(true);
         return connect_failed(qp, SRNIC_EVENT_CONNECT_ERROR, e, &[]);
     }
-    establish(qp, sock, neg, resp.peer_private_data());
+    establish(qp, sock, neg, resp.peer_private_data(), true);
 }
 

@@ -30,6 +30,9 @@ pub(crate) const MAX_QP_WR: usize = 4096;
 /// (`verbs/qp/tx.rs`), so that other work on srnic's workqueue, and other
 /// tasks on a kernel without preemption, get their turn.
 pub(crate) const TX_FPDUS_PER_RUN: usize = 256;
+/// How long a responder without peer-to-peer mode holds its first FPDU when
+/// the initiator's first FPDU has not come (`verbs/qp.rs`, `Hold`).
+pub(crate) const RESPONDER_HOLD_MS: u32 = 250;
 /// Scatter/gather elements per work request.
 pub(crate) const MAX_SGE: usize = 16;
 /// Inline bytes per send work request.

@@ -58,6 +58,7 @@ use crate::{
     },
     sys::{
         gfp::{NoIo, ACCOUNTED},
+        timer::{Timer, TimerTarget},
         wq,
     },
     uapi::*,
@@ -72,7 +73,7 @@ use crate::{
     },
 };
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use kernel::{
     alloc::KVVec,
     impl_has_work,
@@ -122,8 +123,18 @@ pub(crate) struct Qp {
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
+    /// A responder without peer-to-peer mode sends nothing until the
+    /// initiator's first FPDU arrived or the hold ran out (see
+    /// [`Qp::establish`]).
+    hold: Hold,
     _charge: Charge,
     _live: Live,
+}
+
+/// A responder's hold on its first FPDU: on, and the timer that ends it.
+struct Hold {
+    on: AtomicBool,
+    timer: Timer<Qp>,
 }
 
 impl_has_work! {
@@ -170,6 +181,7 @@ impl Qp {
         let sq = SendQueue::new(&caps)?;
         let rq = RecvQueue::new(&caps)?;
         let conn = Conn::new()?;
+        let hold = Hold { on: AtomicBool::new(false), timer: Timer::new()? };
         send_cq.users.fetch_add(1, Ordering::AcqRel);
         recv_cq.users.fetch_add(1, Ordering::AcqRel);
         let qp = Arc::pin_init(
@@ -201,6 +213,7 @@ impl Qp {
                 tx_work <- new_work!("srnic_qp_tx"),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
+                hold,
                 _charge: charge,
                 _live: Live::new(Object::Qp),
             }),
@@ -222,6 +235,15 @@ impl Qp {
         let _ = wq::queue().enqueue::<Arc<Qp>, 1>(self.clone());
     }
 
+    /// Ends a responder's hold (the initiator's first FPDU arrived, or the
+    /// hold ran out): transmit may start.
+    fn release_hold(self: &Arc<Self>) {
+        if self.hold.on.swap(false, Ordering::AcqRel) {
+            self.hold.timer.cancel();
+            self.kick_tx();
+        }
+    }
+
     /// What `SRNIC_IOCTL_QUERY_QP` reports.
     pub(crate) fn query(&self, q: &mut SrnicQueryQp) {
         let c = self.conn.lock();
@@ -236,6 +258,13 @@ impl Qp {
         }
         q.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
         q.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
+    }
+}
+
+impl TimerTarget for Qp {
+    /// The responder's hold ran out before the initiator's first FPDU came.
+    fn timer_fired(this: Arc<Qp>) {
+        this.release_hold();
     }
 }
 

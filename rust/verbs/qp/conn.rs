@@ -38,6 +38,8 @@ pub(crate) struct Established {
     pub(crate) remote: SrnicSockaddr,
     /// The `SRNIC_MPA_*` flags describing `neg` (what QUERY_QP reports).
     pub(crate) mpa_flags: u32,
+    /// This side accepted (the MPA responder).
+    pub(crate) responder: bool,
 }
 
 /// Connection state.
@@ -144,6 +146,15 @@ impl Qp {
                 rx.place = None;
                 rx.active = true;
                 match neg.rtr {
+                    // RFC 5044 section 7.1.2: an MPA responder receives a
+                    // valid FPDU before it sends one, so that the initiator
+                    // has switched its receiver to FPDUs first (siw's
+                    // initiator fails the connection when an FPDU is queued
+                    // behind the Reply it reads). Peer-to-peer mode does this
+                    // with the RTR; without it, a ULP whose server sends
+                    // first would wait for ever, so the hold also ends after
+                    // RESPONDER_HOLD_MS.
+                    Rtr::None if est.responder => self.hold.on.store(true, Ordering::Release),
                     Rtr::None => {}
                     Rtr::Send(mode) => c.send_rtr = Some(mode),
                     Rtr::Await(_) => {
@@ -165,6 +176,11 @@ impl Qp {
             return Err(econnaborted());
         }
         stats::CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        if self.hold.on.load(Ordering::Acquire)
+            && self.hold.timer.arm(self, limits::RESPONDER_HOLD_MS).is_err()
+        {
+            self.release_hold();
+        }
         // Data may have arrived before the callbacks were installed.
         self.kick_rx();
         self.kick_tx();
@@ -363,6 +379,7 @@ impl Qp {
             s.shutdown(true);
         }
         self.close_socket(false);
+        self.hold.timer.cancel();
         // A message under way holds its regions: give it up.
         self.tx.lock().cur = None;
         // Release the memory regions the queues still reference.

@@ -145,6 +145,10 @@ impl Qp {
             }
             RxEvent::End => {
                 rx.place = None;
+                // The peer's first FPDU ends a responder's hold.
+                if self.hold.on.load(Ordering::Relaxed) {
+                    self.release_hold();
+                }
                 match rx.engine.on_end() {
                     Ok(Some(c)) => self.rx_complete(rx, c)?,
                     Ok(None) => {}

@@ -137,7 +137,7 @@ impl Qp {
                 tx.cur = Some(m);
                 continue;
             }
-            if await_rtr {
+            if await_rtr || self.hold.on.load(Ordering::Acquire) {
                 return;
             }
             // Read Responses first: the peer is waiting for them.
