@@ -22,7 +22,10 @@ TIMEOUT_PARAM=/sys/module/srnic/parameters/mpa_request_timeout_ms
 peer "echo 600000 > $TIMEOUT_PARAM" || fail "cannot set the request timeout"
 # srnic xfer's server listens with a backlog of 8. It waits for a second
 # client that never comes, so its listener still stands when the flood reports.
-peer_bg flood_srv "srnic xfer -s -p $P -t 60 --count 2"
+# Its -t (seconds without progress before it gives up) must outlast the flood,
+# which takes minutes on a slow host: with -t 60 the listener went away 60 s
+# into a slow flood and the rest of its connections were refused.
+peer_bg flood_srv "srnic xfer -s -p $P -t $(scaled 300) --count 2"
 wait_listen "$P" peer || fail "the server did not listen"
 rm -f /tmp/flood.ready /tmp/flood.stop
 bg_start flood "srnic-vmtest flood --to $PEER -p $P --idle $N --half $N --ready /tmp/flood.ready --stop /tmp/flood.stop"
