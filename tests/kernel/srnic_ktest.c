@@ -254,7 +254,10 @@ static int kt_qp_state(u32 qp)
 	return srnic_kv_query_qp(kt.ctx, &q) ? -1 : (int)q.state;
 }
 
-/* Posts a receive with `wr_id` on `qp` (into the receive buffer). */
+/*
+ * Posts a receive with `wr_id` on `qp` into the receive buffer: the last 64
+ * bytes of the page-array region.
+ */
 static int kt_post_recv_id(u32 qp, u64 wr_id)
 {
 	struct srnic_post_wr wr = { .qp_handle = qp, .opcode = SRNIC_WR_RECV, .num_sge = 1, .wr_id = wr_id };
@@ -433,13 +436,10 @@ static int kt_local(void)
 	return 0;
 }
 
+/* Posts the receive of the exchange (wr_id 1) on the side's QP. */
 static int kt_post_recv(void)
 {
-	struct srnic_post_wr wr = { .qp_handle = side.qp, .opcode = SRNIC_WR_RECV, .num_sge = 1, .wr_id = 1 };
-	/* The receive buffer: the last 64 bytes of the page-array region. */
-	struct srnic_sge sge = { .addr = KT_IOVA + KT_LEN - 64, .length = 64, .lkey = side.mr.lkey };
-
-	return srnic_kv_post(kt.ctx, &wr, &sge);
+	return kt_post_recv_id(side.qp, 1);
 }
 
 static int kt_send_inline(const char *text)
