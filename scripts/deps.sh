@@ -11,8 +11,9 @@ PACKAGES=(
 	linux-source-6.12 rustc-web rust-web-src libstd-rust-web-dev
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	flex bison bc libelf-dev libssl-dev cpio make gcc xz-utils rsync kmod
-	# VM harness: QEMU and a static busybox for the initramfs.
-	qemu-system-x86 busybox-static
+	# VM harness: QEMU and a static busybox for the initramfs; gdb prints
+	# where a VM that hangs while booting is (tests/vm/run.sh).
+	qemu-system-x86 busybox-static gdb
 	# Peers, tools and independent checks used inside the VMs and on the host.
 	iproute2 iperf3 tshark
 	# make bench's plots.

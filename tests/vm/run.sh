@@ -22,8 +22,12 @@
 # are kept in build/vm-logs/<timestamp>/. The run fails on any failed case, a
 # timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
 # either VM (a task hung for 20 s included), and ends with the line
-# "N passed, N failed". It prints the VM time, the slowest cases and a warning
-# for every case that took longer than its budget ("# budget:" in the case).
+# "N passed, N failed". It prints each case as it starts and ends, the VM
+# time, the slowest cases and a warning for every case that took longer than
+# its budget ("# budget:" in the case). A VM that hangs while booting is
+# reported (where its vCPUs are) and booted once more; SRNIC_DEADLINE (epoch
+# seconds, .ci/run sets it) makes the run end, report included, by then
+# (Documentation/srnic/testing.rst).
 #
 # A case can hand files to the host (export_file in guest/lib.sh, over a third
 # serial port); they land in <logs>/files/. A case with a host check,
@@ -44,11 +48,17 @@ while [ $# -gt 0 ]; do
 	--cpus) cpus=$2; shift 2 ;;
 	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;
 	--fuzz-seed) fuzz="$fuzz srnic.fuzz_seed=$2"; shift 2 ;;
-	-h|--help) sed -n '3,28p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,35p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
 timeout_s=${SRNIC_VM_TIMEOUT:-$(((long ? 36000 : 7200) + fuzz_s))}
+# SRNIC_DEADLINE (epoch seconds, set by .ci/run): when this run must have
+# ended, report included. The VMs get what is left less a margin for
+# shutting down and reporting; the guest's runner stops the case running at
+# its deadline and reports the cases it could not run, so a slow or hung run
+# still ends with a full report instead of being killed from outside.
+deadline_margin=120
 
 build=$SRNIC_TOP/build/$variant
 kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
@@ -77,6 +87,7 @@ cpu=max; [ $accel = kvm ] && cpu=host
 # Multi-threaded TCG: each vCPU on its own host thread.
 [ $accel = tcg ] && accel=tcg,thread=multi
 
+elapsed_since() { local s=$(($(date +%s) - $1)); printf '%02d:%02d' $((s / 60)) $((s % 60)); }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port_a=$(free_port) port_b=$(free_port) ctl_port=$(free_port)
 mem=1024
@@ -102,13 +113,13 @@ fi
 # (QEMU's default -smp N topology is one socket of N cores: the guest would
 # bring up one CPU). The guest prints how many it brought up; that is checked
 # below.
-vm() { # vm NAME ADDR PEER NETDEV CHARDEV
-	timeout "$timeout_s" qemu-system-x86_64 -accel $accel -cpu $cpu -m $mem \
-		-smp "$cpus,sockets=$cpus,cores=1,threads=1" \
+vm() { # vm NAME ADDR PEER NETDEV CHARDEV MAC_DIGIT GDB_PORT
+	timeout "$vm_timeout" qemu-system-x86_64 -accel $accel -cpu $cpu -m $mem \
+		-smp "$cpus,sockets=$cpus,cores=1,threads=1" -pidfile "$logs/$1.pid" -gdb "tcp:127.0.0.1:$7" \
 		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
 		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz $bench" \
+		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz$suite_deadline $bench" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
@@ -122,26 +133,97 @@ if ! flock -n 9; then
 fi
 log "booting VMs ($variant kernel, $accel, $cpus vCPUs each), logs in $logs"
 start=$(date +%s)
-vm a 192.0.2.1 192.0.2.2 "socket,id=n0,udp=127.0.0.1:$port_b,localaddr=127.0.0.1:$port_a" \
-	"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=on,wait=off" 1 &
-pid_a=$!
-sleep 1
-vm b 192.0.2.2 192.0.2.1 "socket,id=n0,udp=127.0.0.1:$port_a,localaddr=127.0.0.1:$port_b" \
-	"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=off" 2 &
-pid_b=$!
-if [ $mode = bench ]; then
-	# The host's time of each line of the guest's clock check (bench.sh).
-	tail -F --pid="$pid_a" "$logs/a.log" 2>/dev/null | while IFS= read -r line; do
-		case "$line" in *BENCH-CLOCK*) echo "$(date +%s.%N) ${line##*BENCH-CLOCK }" ;; esac
-	done >"$logs/clock" &
-	stamper=$!
-fi
-rc_a=0 rc_b=0
-wait $pid_a || rc_a=$?
-wait $pid_b || rc_b=$?
+# A VM whose kernel does not reach its init (which prints its CPU count
+# first) within boot_limit seconds hung while booting, before srnic was
+# loaded: seen twice on 2026-11-26, each time in both VMs at once, one vCPU
+# thread spinning. The watchdog prints where each vCPU of such a VM is (a
+# backtrace from QEMU's gdb stub, symbolised with the kernel's vmlinux) and
+# stops the VMs; the run boots them once more, and fails if that hangs too.
+boot_limit=${SRNIC_VM_BOOT_LIMIT:-300}
+gdb_port_a=$(free_port) gdb_port_b=$(free_port)
+booted() { grep -qa "srnic-vm: [0-9]* CPUs online" "$logs/$1.log" 2>/dev/null; }
+boot_watch() {
+	local t=0 v port
+	while [ $t -lt "$boot_limit" ]; do
+		booted a && booted b && return 0
+		kill -0 "$pid_a" 2>/dev/null && kill -0 "$pid_b" 2>/dev/null || return 0
+		sleep 2
+		t=$((t + 2))
+	done
+	for v in a b; do
+		booted $v && continue
+		echo $v >>"$logs/boot-hang"
+		log "VM $v did not reach its init within $boot_limit s; its last console lines and vCPUs:"
+		tr -d '\r' <"$logs/$v.log" | tail -n 3 | sed 's/^/    /' >&2
+		port=$gdb_port_a; [ $v = b ] && port=$gdb_port_b
+		if command -v gdb >/dev/null; then
+			timeout 120 gdb -q -batch -nx -ex "set pagination off" -ex "target remote 127.0.0.1:$port" \
+				-ex "info threads" -ex "thread apply all bt 6" -ex detach "$kdir/vmlinux" \
+				>"$logs/$v.boot-hang" 2>&1 || true
+			grep -v '^warning' "$logs/$v.boot-hang" | sed 's/^/    /' >&2
+		fi
+	done
+	kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true
+}
+
+for attempt in 1 2; do
+	rm -f "$logs/boot-hang"
+	vm_timeout=$timeout_s suite_deadline=
+	if [ -n "${SRNIC_DEADLINE:-}" ]; then
+		left=$((SRNIC_DEADLINE - $(date +%s) - deadline_margin))
+		[ "$left" -gt 60 ] || die "SRNIC_DEADLINE leaves only $((left + deadline_margin)) s for the VM run"
+		# The guests' uptime counts from about now; they need 60 s more
+		# than their deadline to shut down (kmemleak's scans, the last
+		# cleanup).
+		suite_deadline=" srnic.deadline=$((left - 60))"
+		[ "$vm_timeout" -le "$left" ] || vm_timeout=$left
+		log "deadline: the VMs end within $vm_timeout s (SRNIC_DEADLINE)"
+	fi
+	vm a 192.0.2.1 192.0.2.2 "socket,id=n0,udp=127.0.0.1:$port_b,localaddr=127.0.0.1:$port_a" \
+		"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=on,wait=off" 1 "$gdb_port_a" &
+	pid_a=$!
+	sleep 1
+	vm b 192.0.2.2 192.0.2.1 "socket,id=n0,udp=127.0.0.1:$port_a,localaddr=127.0.0.1:$port_b" \
+		"socket,id=ctl,host=127.0.0.1,port=$ctl_port,server=off" 2 "$gdb_port_b" &
+	pid_b=$!
+	boot_watch &
+	watch=$!
+	if [ $mode = test ]; then
+		# Progress on the terminal (and in CI's log) as the cases end: a run
+		# that is stopped from outside still shows how far it got.
+		tail -F --pid="$pid_a" "$logs/a.log" 2>/dev/null | while IFS= read -r line; do
+			line=${line%$'\r'}
+			case "$line" in
+			"# ---- "*": cleanup") ;;
+			"# ---- "*) printf '[srnic] %s %s\n' "$(elapsed_since "$start")" "${line#\# ---- } ..." ;;
+			"ok "*|"not ok "*) printf '[srnic] %s %s\n' "$(elapsed_since "$start")" "$line" ;;
+			esac
+		done >&2 &
+		progress=$!
+	fi
+	if [ $mode = bench ]; then
+		# The host's time of each line of the guest's clock check (bench.sh).
+		tail -F --pid="$pid_a" "$logs/a.log" 2>/dev/null | while IFS= read -r line; do
+			case "$line" in *BENCH-CLOCK*) echo "$(date +%s.%N) ${line##*BENCH-CLOCK }" ;; esac
+		done >"$logs/clock" &
+		stamper=$!
+	fi
+	rc_a=0 rc_b=0
+	wait $pid_a || rc_a=$?
+	wait $pid_b || rc_b=$?
+	kill "$watch" 2>/dev/null || true
+	wait "$watch" 2>/dev/null || true
+	# The stamper and the progress lines end with VM a (tail --pid).
+	[ -z "${stamper:-}" ] || wait "$stamper" || true
+	[ -z "${progress:-}" ] || wait "$progress" || true
+	[ -f "$logs/boot-hang" ] && [ $attempt = 1 ] || break
+	log "warning: VM(s) $(tr '\n' ' ' <"$logs/boot-hang")hung while booting (before srnic was loaded); booting again"
+	for v in a b; do
+		mv "$logs/$v.log" "$logs/$v.log.boot-hang"
+		: >"$logs/$v.files"
+	done
+done
 vm_seconds=$(($(date +%s) - start))
-# The stamper ends with VM a (tail --pid).
-[ -z "${stamper:-}" ] || wait "$stamper" || true
 log "VMs finished in $vm_seconds s"
 
 fail=0

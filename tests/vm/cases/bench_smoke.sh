@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 120
-# timeout: 1500
 # bench_smoke: make bench's workloads (tests/vm/guest/bench.sh) once, at their
 # tiny size (64 KiB messages, 2 MiB per bandwidth run, 50 round trips per
 # latency run), so that the benchmark keeps working: iperf3 and tcp_pingpong,

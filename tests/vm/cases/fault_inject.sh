@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 60
-# timeout: 300
 # fault_inject: srnic under injected allocation failures. The debug kernel's
 # failslab and fail_page_alloc (CONFIG_FAULT_INJECTION) fail 10% of the
 # allocations of a task that set /proc/thread-self/make-it-fail (task-filter;

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 60
-# timeout: 1200
 # rdma_compat: unmodified Debian rdma-core programs on srnic, through the
 # stand-ins of tools/rdma-compat and `srnic exec` (Documentation/srnic/
 # rdma-core.rst), srnic on both sides:

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 40
-# timeout: 600
 # rdma_compat_cm_events: rdma_destroy_id waits for unacknowledged rdma_cm events
 # exactly when rdma-core's does. tests/vm/progs/rdmacm/cm_events (see there)
 # runs with the same expectations on rdma-core itself (siw) and through `srnic

@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 45
-# timeout: 600
 # rdma_compat_kill: an unmodified rdma-core program SIGKILLed in the middle of a
 # transfer through the stand-ins of tools/rdma-compat (`srnic exec`, srnic on
 # both sides) leaves nothing behind, as kill_unpins checks for srnic's own

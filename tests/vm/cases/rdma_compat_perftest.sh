@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 80
-# timeout: 1200
 # rdma_compat_perftest: Debian's perftest (rdma_cm connection setup, -R) over
 # srnic through `srnic exec`, srnic on both sides, and then the same runs over
 # Linux's siw with rdma-core's own libraries, siw on both sides (siw is built

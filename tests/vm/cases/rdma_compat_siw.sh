@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 60
-# timeout: 1200
 # rdma_compat_siw: unmodified rping on both ends, one on srnic (VM a, through
 # `srnic exec` and the stand-ins of tools/rdma-compat), the other on Linux's siw
 # (VM b, rdma-core's own libraries): rping -c -V on srnic against siw's

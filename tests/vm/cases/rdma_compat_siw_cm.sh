@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 40
-# timeout: 900
 # rdma_compat_siw_cm: rdma-core's rdma_cm examples between srnic, through
 # `srnic exec` and the stand-ins of tools/rdma-compat (VM a), and Linux's siw
 # with rdma-core's own libraries (VM b), srnic -> siw (srnic's client against

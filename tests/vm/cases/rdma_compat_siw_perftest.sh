@@ -1,6 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 110
-# timeout: 1200
 # rdma_compat_siw_perftest: Debian's perftest (-R, rdma_cm) between srnic,
 # through `srnic exec` and the stand-ins of tools/rdma-compat (VM a), and
 # Linux's siw with rdma-core's own libraries (VM b): ib_write_bw, ib_read_bw,

@@ -125,10 +125,14 @@ wait_until() {
 # ---- The case runner ----
 
 # A case may declare, in comment lines of its own:
-#   # timeout: SECONDS   the most it may take on the reference machine before it
-#                        is killed and fails (default 600; scaled by TIME_SCALE);
 #   # budget: SECONDS    what it should take on the reference machine; run.sh
-#                        warns when it takes longer (default 30).
+#                        warns when it takes longer (default 30);
+#   # timeout: SECONDS   the most it may take on the reference machine before it
+#                        is stopped and fails (default: CASE_TIMEOUT_FACTOR times
+#                        its budget). Both are scaled by TIME_SCALE.
+# A hung case costs its whole timeout, so timeouts stay a small multiple of
+# what the case takes: the suite has to end within CI's time.
+CASE_TIMEOUT_FACTOR=4
 case_limit() { # case_limit NAME KEY DEFAULT
 	local v
 	v=$(sed -n "s/^# $2: *\([0-9][0-9]*\)\$/\1/p" "/srnic/cases/$1.sh" | head -n1)
@@ -184,11 +188,19 @@ case_run() {
 	return "$rc"
 }
 
+# deadline_left: seconds until the suite's deadline (SUITE_DEADLINE, uptime
+# seconds; a minute is kept for the last case's cleanup), or a large number
+# when there is none.
+deadline_left() {
+	if [ -z "${SUITE_DEADLINE:-}" ]; then echo 999999; return; fi
+	echo $((SUITE_DEADLINE - 60 - $(uptime_cs) / 100))
+}
+
 # run_cases [a,b,...]: runs the named cases (default: all) as KTAP. A case
 # passes only if it called `pass` (its last word), exited 0 within its time
 # limit, and afterwards srnic was idle in both VMs and unloaded from both.
 run_cases() {
-	local list n=0 i=0 name rc st t budget start secs verdict why
+	local list n=0 i=0 name rc st t budget start secs verdict why left
 	if [ -n "$1" ]; then list=$(echo "$1" | tr ',' ' '); else
 		list=$(for f in /srnic/cases/*.sh; do basename "$f" .sh; done)
 	fi
@@ -202,13 +214,20 @@ run_cases() {
 			echo "not ok $i $name # no such case"
 			continue
 		fi
+		left=$(deadline_left)
+		if [ "$left" -le 0 ]; then
+			echo "not ok $i $name # not run: the suite's deadline (srnic.deadline=$SUITE_DEADLINE) passed"
+			continue
+		fi
 		echo "# ---- $name"
-		t=$(scaled "$(case_limit "$name" timeout 600)")
+		budget=$(case_limit "$name" budget 30)
+		t=$(scaled "$(case_limit "$name" timeout $((budget * CASE_TIMEOUT_FACTOR)))")
 		# check-long's counts are up to 50 times larger.
 		[ "${LONG_RUN:-0}" = 1 ] && t=$((t * 10))
 		# make fuzz-abi DURATION=N: the fuzzer runs N s (not scaled).
 		t=$((t + ${FUZZ_SECONDS:-0}))
-		budget=$(case_limit "$name" budget 30)
+		# Never past the suite's deadline (the case's cleanup comes after).
+		[ "$t" -le "$left" ] || t=$left
 		start=$(uptime_cs)
 		rm -f /tmp/.case_rc
 		case_run "$name" "$t"
@@ -260,6 +279,8 @@ case_cleanup() { # case_cleanup VERDICT
 	fi
 	bg_kill_all
 	peer ". /srnic/lib.sh; bg_kill_all" || why="the peer did not answer"
+	clients_unload
+	peer ". /srnic/lib.sh; clients_unload"
 	siw_gone
 	peer ". /srnic/lib.sh; siw_gone"
 	if srnic_loaded || [ "$(peer ". /srnic/lib.sh; srnic_loaded && echo yes")" = yes ]; then
@@ -330,6 +351,24 @@ kmemleak_report() {
 load_srnic_both() {
 	load_srnic
 	peer ". /srnic/lib.sh; srnic_loaded || insmod $SRNIC_KO" || fail "insmod on the peer"
+}
+
+# clients_unload: unmaps every srnic_blk device a case left, and unloads the
+# kernel clients of srnic (srnic_blk, srnic_ktest) from this VM.
+clients_unload() {
+	local d
+	if [ -r /sys/kernel/srnic_blk/devices ]; then
+		for d in $(cut -d' ' -f1 /sys/kernel/srnic_blk/devices); do
+			echo "unmapping the $d left behind in $ROLE"
+			echo "$d" >/sys/kernel/srnic_blk/unmap_device
+		done
+	fi
+	for d in srnic_blk srnic_ktest; do
+		grep -q "^$d " /proc/modules || continue
+		echo "unloading the $d left behind in $ROLE"
+		rmmod "$d"
+	done
+	return 0
 }
 
 # srnic_loaded: whether srnic is loaded in this VM.
