@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build srnic.ko against a kernel build directory, out of the source tree.
 #
-#   scripts/module.sh KDIR OUTDIR      builds OUTDIR/srnic.ko (and the kernel
-#                                      verbs API's test client, srnic_ktest.ko)
+#   scripts/module.sh KDIR OUTDIR      builds OUTDIR/srnic.ko, and beside it the
+#                                      kernel clients: srnic_blk.ko (the block
+#                                      device) and srnic_ktest.ko (the kernel
+#                                      verbs API's test)
 #
-# The module sources (Kbuild, rust/, uapi/src) are mirrored into OUTDIR/src so
+# The module sources (Kbuild, rust/, clients/, uapi/src) are mirrored into OUTDIR/src so
 # that builds for several kernels never share object files. Any compiler warning
 # fails the build.
 set -euo pipefail
@@ -18,7 +20,7 @@ out=$(cd "$out" && pwd)
 rsync -a --delete --prune-empty-dirs \
 	--include='/Kbuild' --include='/rust/proto/' --include='/rust/proto/src/***' --exclude='/rust/proto/**' \
 	--include='/rust/***' --include='/include/***' --include='/uapi/' --include='/uapi/srnic.h' \
-	--include='/tests/' --include='/tests/kernel/***' \
+	--include='/clients/***' --include='/tests/' --include='/tests/kernel/***' \
 	--include='/uapi/src/***' --exclude='*' \
 	"$SRNIC_TOP/" "$out/src/"
 # What the build depends on: the sources, the kernel tree (its config and
@@ -34,7 +36,7 @@ inputs() {
 }
 stamp=$(inputs | sha256sum | cut -d' ' -f1)
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] &&
-	[ -f "$out/srnic.ko" ] && [ -f "$out/srnic_ktest.ko" ]; then
+	[ -f "$out/srnic.ko" ] && [ -f "$out/srnic_ktest.ko" ] && [ -f "$out/srnic_blk.ko" ]; then
 	log "module: sources unchanged since the last warning-free build of $out/srnic.ko"
 	echo "$out/srnic.ko"
 	exit 0
@@ -48,5 +50,6 @@ if grep -qiE '(^|[^a-z_])warning' "$out/build.log"; then
 fi
 cp "$out/src/srnic.ko" "$out/srnic.ko"
 cp "$out/src/tests/kernel/srnic_ktest.ko" "$out/srnic_ktest.ko"
+cp "$out/src/clients/blk/srnic_blk.ko" "$out/srnic_blk.ko"
 echo "$stamp" >"$out/stamp"
 echo "$out/srnic.ko"

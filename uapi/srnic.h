@@ -604,4 +604,50 @@ struct srnic_rmpp_stats {
 #define SRNIC_IOCTL_RMPP_POST_RECV	_IOWR(SRNIC_IOCTL_MAGIC, 0x44, struct srnic_rmpp_post_recv)
 #define SRNIC_IOCTL_RMPP_QUERY_STATS	_IOWR(SRNIC_IOCTL_MAGIC, 0x45, struct srnic_rmpp_stats)
 
+/*
+ * srnic_blk: the protocol between the block device client srnic_blk.ko and
+ * its server, `srnic blk serve` (Documentation/srnic/blk.rst). It runs over
+ * iWARP queue pairs, one per hardware queue of the client; every field is
+ * little-endian. The client connects with a srnic_blk_hello as private data;
+ * the server accepts with a srnic_blk_export (or rejects with a text saying
+ * why). Data moves by RDMA WRITE and READ into and out of the export's
+ * region; srnic_blk_msg SENDs ask the server to make a range durable (msync)
+ * and carry its answer.
+ */
+#define SRNIC_BLK_MAGIC		0x4b425253	/* "SRBK" */
+#define SRNIC_BLK_VERSION	1
+
+struct srnic_blk_hello {
+	__u32 magic;		/* SRNIC_BLK_MAGIC */
+	__u16 version;		/* SRNIC_BLK_VERSION */
+	__u16 queue;		/* this QP's hardware queue, 0 .. nr_queues - 1 */
+	__u16 nr_queues;	/* the client's hardware queues (and QPs) */
+	__u16 depth;		/* the most requests in flight on this QP */
+	__u32 reserved;
+};
+
+#define SRNIC_BLK_EXPORT_READ_ONLY	1	/* srnic_blk_export.flags: no writes */
+
+struct srnic_blk_export {
+	__u32 magic;		/* SRNIC_BLK_MAGIC */
+	__u16 version;		/* SRNIC_BLK_VERSION */
+	__u16 flags;		/* SRNIC_BLK_EXPORT_* */
+	__u32 rkey;		/* the export's region */
+	__u32 block_size;	/* the logical block size, bytes */
+	__u64 addr;		/* the export's first byte in the region */
+	__u64 size;		/* the export's length, bytes */
+};
+
+#define SRNIC_BLK_MSG_FLUSH	1	/* client: make [offset, offset + length) durable */
+#define SRNIC_BLK_MSG_FLUSHED	2	/* server: done, with status */
+
+struct srnic_blk_msg {
+	__u32 magic;		/* SRNIC_BLK_MAGIC */
+	__u16 kind;		/* SRNIC_BLK_MSG_* */
+	__u16 status;		/* FLUSHED: 0, or the positive errno msync gave */
+	__u64 tag;		/* the client's request, echoed in the answer */
+	__u64 offset;		/* FLUSH: the range; length 0 is the whole export */
+	__u64 length;
+};
+
 #endif /* _UAPI_SRNIC_H */

@@ -77,6 +77,8 @@ done
 cp "$ko" "$root/srnic/srnic.ko"
 # The kernel verbs API's test client, built beside srnic.ko (scripts/module.sh).
 cp "$(dirname "$ko")/srnic_ktest.ko" "$root/srnic/srnic_ktest.ko"
+# The block device over remote memory, a kernel client (clients/blk/).
+cp "$(dirname "$ko")/srnic_blk.ko" "$root/srnic/srnic_blk.ko"
 cp "$tools"/* "$root/bin/"
 # The dynamically linked test programs (tests/vm/progs/rdmacm) need rdma-core's
 # libraries; the static ones have none to copy.

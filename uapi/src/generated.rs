@@ -115,6 +115,15 @@ pub const SRNIC_RMPP_EP_DROP_UNEXPECTED: u32 = 1;
 /// paper restart: resend the whole message
 pub const SRNIC_RMPP_EP_RESTART_FROM_START: u32 = 2;
 pub const SRNIC_RMPP_EP_ALL: u32 = 3;
+/// "SRBK"
+pub const SRNIC_BLK_MAGIC: u32 = 1262637651;
+pub const SRNIC_BLK_VERSION: u32 = 1;
+/// srnic_blk_export.flags: no writes
+pub const SRNIC_BLK_EXPORT_READ_ONLY: u32 = 1;
+/// client: make [offset, offset + length) durable
+pub const SRNIC_BLK_MSG_FLUSH: u32 = 1;
+/// server: done, with status
+pub const SRNIC_BLK_MSG_FLUSHED: u32 = 2;
 #[doc = " SRNIC_IOCTL_QUERY_DEVICE: the ABI version, capabilities and limits of the\n device. In: size (and zeroed reserved). Out: everything else."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -585,6 +594,54 @@ pub struct srnic_rmpp_stats {
     pub linger_expired: u64,
     pub reserved: [u64; 5usize],
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_blk_hello {
+    #[doc = " SRNIC_BLK_MAGIC"]
+    pub magic: u32,
+    #[doc = " SRNIC_BLK_VERSION"]
+    pub version: u16,
+    #[doc = " this QP's hardware queue, 0 .. nr_queues - 1"]
+    pub queue: u16,
+    #[doc = " the client's hardware queues (and QPs)"]
+    pub nr_queues: u16,
+    #[doc = " the most requests in flight on this QP"]
+    pub depth: u16,
+    pub reserved: u32,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_blk_export {
+    #[doc = " SRNIC_BLK_MAGIC"]
+    pub magic: u32,
+    #[doc = " SRNIC_BLK_VERSION"]
+    pub version: u16,
+    #[doc = " SRNIC_BLK_EXPORT_*"]
+    pub flags: u16,
+    #[doc = " the export's region"]
+    pub rkey: u32,
+    #[doc = " the logical block size, bytes"]
+    pub block_size: u32,
+    #[doc = " the export's first byte in the region"]
+    pub addr: u64,
+    #[doc = " the export's length, bytes"]
+    pub size: u64,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_blk_msg {
+    #[doc = " SRNIC_BLK_MAGIC"]
+    pub magic: u32,
+    #[doc = " SRNIC_BLK_MSG_*"]
+    pub kind: u16,
+    #[doc = " FLUSHED: 0, or the positive errno msync gave"]
+    pub status: u16,
+    #[doc = " the client's request, echoed in the answer"]
+    pub tag: u64,
+    #[doc = " FLUSH: the range; length 0 is the whole export"]
+    pub offset: u64,
+    pub length: u64,
+}
 
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x00, struct srnic_query_device)`
 pub const SRNIC_IOCTL_QUERY_DEVICE: u32 = super::iowr::<srnic_query_device>(0x00);
@@ -687,6 +744,12 @@ pub type SrnicRmppSend = srnic_rmpp_send;
 pub type SrnicRmppPostRecv = srnic_rmpp_post_recv;
 /// `struct srnic_rmpp_stats`
 pub type SrnicRmppStats = srnic_rmpp_stats;
+/// `struct srnic_blk_hello`
+pub type SrnicBlkHello = srnic_blk_hello;
+/// `struct srnic_blk_export`
+pub type SrnicBlkExport = srnic_blk_export;
+/// `struct srnic_blk_msg`
+pub type SrnicBlkMsg = srnic_blk_msg;
 
 /// Calls `$m!(RustName, c_name, [field, ...])` for every structure, in header order.
 #[macro_export]
@@ -999,6 +1062,21 @@ macro_rules! srnic_abi_structs {
                 reserved
             ]
         );
+        $m!(
+            SrnicBlkHello,
+            srnic_blk_hello,
+            [magic, version, queue, nr_queues, depth, reserved]
+        );
+        $m!(
+            SrnicBlkExport,
+            srnic_blk_export,
+            [magic, version, flags, rkey, block_size, addr, size]
+        );
+        $m!(
+            SrnicBlkMsg,
+            srnic_blk_msg,
+            [magic, kind, status, tag, offset, length]
+        );
     };
 }
 
@@ -1086,6 +1164,11 @@ macro_rules! srnic_abi_consts {
             SRNIC_RMPP_EP_DROP_UNEXPECTED,
             SRNIC_RMPP_EP_RESTART_FROM_START,
             SRNIC_RMPP_EP_ALL,
+            SRNIC_BLK_MAGIC,
+            SRNIC_BLK_VERSION,
+            SRNIC_BLK_EXPORT_READ_ONLY,
+            SRNIC_BLK_MSG_FLUSH,
+            SRNIC_BLK_MSG_FLUSHED,
             SRNIC_IOCTL_QUERY_DEVICE,
             SRNIC_IOCTL_ALLOC_PD,
             SRNIC_IOCTL_DEALLOC_PD,

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 1 any error (device, connection, error completion,
 //! timeout), 2 bad command line, 3 data that did not verify.
 
+mod blk;
 mod exec;
 mod ping;
 mod rmpp;
@@ -146,6 +147,12 @@ enum Cmd {
     /// rdma-core's ucmatose (one connection), compatible on the wire: the server
     /// SENDs COUNT messages, the client SENDs COUNT back, the server disconnects.
     Ucmatose(UcmatoseArgs),
+    /// srnic_blk: serve a block device export, or map and unmap one
+    /// (Documentation/srnic/blk.rst).
+    Blk {
+        #[command(subcommand)]
+        cmd: BlkCmd,
+    },
     /// Run an unmodified rdma-core program (rping, ibv_devinfo, ib_write_bw -R,
     /// ...) on srnic: puts the libibverbs/librdmacm stand-ins first on
     /// LD_LIBRARY_PATH, names the device in SRNIC_DEVICE, and execs it. What
@@ -166,6 +173,52 @@ enum Cmd {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         argv: Vec<std::ffi::OsString>,
     },
+}
+
+/// `srnic blk`'s commands.
+#[derive(Subcommand, Clone, Debug)]
+enum BlkCmd {
+    /// Export a file (shared mapping; it must be on tmpfs or hugetlbfs) or
+    /// memory to srnic_blk.ko clients, until killed.
+    Serve {
+        /// The file to export (created if missing; grown to --size).
+        #[arg(long, value_name = "PATH")]
+        file: Option<PathBuf>,
+        /// The export's size (K, M, G suffixes); default: the file's size.
+        #[arg(long, value_parser = size_arg)]
+        size: Option<usize>,
+        /// The logical block size the clients use.
+        #[arg(long, default_value_t = 512)]
+        block_size: u32,
+        /// Refuse writes.
+        #[arg(long)]
+        read_only: bool,
+        /// The TCP port.
+        #[arg(short = 'p', long, default_value_t = blk::DEFAULT_PORT)]
+        port: u16,
+        /// The local address to listen on (default 0.0.0.0).
+        #[arg(short = 'b', long, value_name = "ADDR")]
+        bind: Option<String>,
+        #[command(flatten)]
+        conn: ConnArgs,
+    },
+    /// Map the export at ADDR as a block device (writes srnic_blk's
+    /// map_device); prints its path, /dev/srnicbN.
+    Map {
+        /// The server's address.
+        addr: String,
+        /// The server's port.
+        #[arg(short = 'p', long, default_value_t = blk::DEFAULT_PORT)]
+        port: u16,
+    },
+    /// Remove a mapped device (srnicbN or /dev/srnicbN); its outstanding
+    /// requests complete or fail first.
+    Unmap {
+        /// The device.
+        name: String,
+    },
+    /// List the mapped devices: name, server, port, bytes, live or failed.
+    List,
 }
 
 /// `srnic ucmatose`'s options, spelled as ucmatose's.
@@ -267,9 +320,41 @@ fn run(cli: Cli) -> CmdResult {
     {
         return exec::exec(&cli.device, libdir, exec::Mpa { crc, markers }, &argv);
     }
+    // Mapping goes through srnic_blk's sysfs files, not the device.
+    match &cli.cmd {
+        Cmd::Blk {
+            cmd: BlkCmd::Map { addr, port },
+        } => return blk::map(addr, *port),
+        Cmd::Blk {
+            cmd: BlkCmd::Unmap { name },
+        } => return blk::unmap(name),
+        Cmd::Blk { cmd: BlkCmd::List } => return blk::list(),
+        _ => {}
+    }
     let ctx = srnic::Context::open_path(&cli.device)?;
     match cli.cmd {
         Cmd::Exec { .. } => unreachable!("handled above"),
+        Cmd::Blk { cmd } => match cmd {
+            BlkCmd::Serve {
+                file,
+                size,
+                block_size,
+                read_only,
+                port,
+                bind,
+                conn,
+            } => blk::serve(
+                &ctx,
+                &conn.opts(port, bind),
+                &blk::ServeOpts {
+                    file,
+                    size: size.map(|s| s as u64),
+                    block_size,
+                    read_only,
+                },
+            ),
+            _ => unreachable!("handled above"),
+        },
         Cmd::Info => info(&ctx, &cli.device),
         Cmd::Stats => stats(&ctx),
         Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd),
