@@ -45,6 +45,7 @@ peer_serve() {
 	local line id rest
 	while IFS= read -r line; do
 		case "$line" in
+		PING) echo READY >&3 ;;
 		"CMD "*)
 			rest=${line#CMD }
 			id=${rest%% *}
@@ -65,12 +66,19 @@ peer_run() {
 	printf 'RC %s %s\n' "$1" "$rc" >&3
 }
 
+# peer_wait_ready: waits (120 s) until the peer answers. A port that no
+# process holds open drops what arrives, so the peer's first READY is lost
+# when it comes before this VM opened its end: ask again (PING) every 2 s.
 peer_wait_ready() {
 	ctl_setup
-	local line
-	while IFS= read -r -t 120 line; do
-		[ "$line" = READY ] && return 0
-	done <&3
+	local line n=60
+	while [ $n -gt 0 ]; do
+		echo PING >&3
+		while IFS= read -r -t 2 line; do
+			[ "$line" = READY ] && return 0
+		done <&3
+		n=$((n - 1))
+	done
 	echo "srnic-vm: the peer VM never became ready"
 	return 1
 }
