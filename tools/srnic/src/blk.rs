@@ -271,8 +271,7 @@ impl Conn {
                 }
                 let bytes = &self.slots.as_slice()[slot * MSG_LEN..][..c.byte_len() as usize];
                 let Some(m) = msg_from(bytes).filter(|m| {
-                    m.magic == abi::SRNIC_BLK_MAGIC
-                        && u32::from(m.kind) == abi::SRNIC_BLK_MSG_FLUSH
+                    m.magic == abi::SRNIC_BLK_MAGIC && u32::from(m.kind) == abi::SRNIC_BLK_MSG_FLUSH
                 }) else {
                     eprintln!(
                         "srnic blk: {} queue {}: a malformed message; closing",
