@@ -777,6 +777,11 @@ static int srnicb_map(const char *buf)
 			goto out;
 		}
 	}
+	/* A queue that failed while the others connected fails the mapping. */
+	if (atomic_read(&dev->dead)) {
+		r = -ECONNRESET;
+		goto out;
+	}
 	if (dev->exp_size < SECTOR_SIZE || dev->exp_block < SECTOR_SIZE ||
 	    dev->exp_block > PAGE_SIZE || !is_power_of_2(dev->exp_block)) {
 		pr_warn("srnic_blk: %s:%u: the export's size or block size is unusable\n",
