@@ -134,7 +134,8 @@ wait_until() {
 
 # A case may declare, in comment lines of its own:
 #   # budget: SECONDS    what it should take on the reference machine; run.sh
-#                        warns when it takes longer (default 30);
+#                        warns when it takes longer than that times
+#                        TIME_SCALE (default 30);
 #   # timeout: SECONDS   the most it may take on the reference machine before it
 #                        is stopped and fails (default: CASE_TIMEOUT_FACTOR times
 #                        its budget). Both are scaled by TIME_SCALE.
@@ -261,7 +262,7 @@ run_cases() {
 			rm -f /tmp/.cleanup_failed
 		fi
 		secs=$((($(uptime_cs) - start) / 100))
-		echo "# time: $name $secs s (budget $budget s)"
+		echo "# time: $name $secs s (budget $((budget * TIME_SCALE)) s)"
 		case "$verdict" in
 		ok) echo "ok $i $name" ;;
 		skip) echo "ok $i $name # SKIP" ;;

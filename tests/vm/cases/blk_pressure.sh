@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+# budget: 90
+# blk_pressure: buffered writes through srnic_blk from a memory cgroup held
+# near its limit cannot deadlock (Documentation/srnic/blk.rst). A shell in a
+# cgroup with memory.max of 8 MiB writes 12 MiB (check-long: 64) through the
+# page cache of /dev/srnicb0 and syncs, with the dirty limits at 2 MiB (1 MiB
+# background): the cgroup's pages can only be freed once writeback through
+# srnic_blk cleaned them, and srnic's allocations on that path are GFP_NOIO
+# (kernel-api.rst). Without ext4 in the test kernels this writes through the
+# block device's page cache, not a file system. Checked: the writer ends
+# within a bound (and no task blocks 20 s: the debug kernel's hung-task
+# detector would fail the run), the cgroup hit its limit (memory.events
+# "max", no OOM kill), and the server's file holds what was written (md5).
+. /srnic/lib.sh
+CG=/sys/fs/cgroup
+[ -d $CG ] || fail "no /sys/fs/cgroup: the VM kernel lacks CONFIG_CGROUPS"
+grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || fail "mount cgroup2"
+grep -qw memory $CG/cgroup.controllers || fail "no memory controller in the VM kernel"
+echo +memory >$CG/cgroup.subtree_control || fail "enable the memory controller"
+load_srnic_both
+insmod /srnic/srnic_blk.ko || fail "insmod srnic_blk"
+PORT=7030
+peer_bg blk_srv "srnic blk serve --file /tmp/pressure.img --size 64M -p $PORT"
+wait_listen "$PORT" peer || fail "the server did not listen"
+dev=$(srnic blk map "$PEER" -p "$PORT") || fail "srnic blk map"
+N=$(count 12 64)
+dd if=/dev/urandom of=/tmp/src bs=1M count="$N" 2>/dev/null
+want=$(md5sum </tmp/src | cut -d' ' -f1)
+
+G=$CG/srnic_blk_pressure
+[ -d $G ] && rmdir $G
+mkdir $G || fail "mkdir $G"
+echo $((8 << 20)) >$G/memory.max || fail "memory.max"
+[ -f $G/memory.swap.max ] && echo 0 >$G/memory.swap.max
+# Small dirty limits: the writer is throttled into writeback (through
+# srnic_blk) as it goes, so the cgroup fills with pages that writeback must
+# clean before reclaim can take them, instead of an OOM kill for want of
+# clean pages. Restored below.
+ratio=$(cat /proc/sys/vm/dirty_ratio) bg_ratio=$(cat /proc/sys/vm/dirty_background_ratio)
+restore_dirty() {
+	echo "$ratio" >/proc/sys/vm/dirty_ratio
+	echo "$bg_ratio" >/proc/sys/vm/dirty_background_ratio
+}
+trap restore_dirty EXIT
+echo $((2 << 20)) >/proc/sys/vm/dirty_bytes
+echo $((1 << 20)) >/proc/sys/vm/dirty_background_bytes
+# The writer joins the cgroup first, so its page cache is charged there.
+bg_start writer "echo \$\$ >$G/cgroup.procs && dd if=/tmp/src of=$dev bs=64k && sync"
+wait_until 300 test -f /tmp/writer.rc || fail "the writer did not finish (deadlock?)"
+restore_dirty
+cat /tmp/writer.log
+expect_eq "the writer's exit status" "$(cat /tmp/writer.rc)" 0
+cat $G/memory.events
+max=$(sed -n 's/^max //p' $G/memory.events)
+[ "${max:-0}" -gt 0 ] || fail "the cgroup never reached its limit (memory.events max = ${max:-?})"
+expect_eq "OOM kills in the cgroup" "$(sed -n 's/^oom_kill //p' $G/memory.events)" 0
+echo "ok: the cgroup was held at its limit ($max times)"
+got=$(peer "dd if=/tmp/pressure.img bs=1M count=$N 2>/dev/null | md5sum" | cut -d' ' -f1)
+expect_eq "md5 of the server's file" "$got" "$want"
+srnic blk unmap "$dev" || fail "unmap"
+rmdir $G || echo "cgroup $G not removed"
+rmmod srnic_blk || fail "rmmod srnic_blk"
+peer ". /srnic/lib.sh; bg_kill_all"
+expect_idle
+pass
