@@ -539,6 +539,18 @@ static blk_status_t srnicb_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk
 		r = -EOPNOTSUPP;
 		break;
 	}
+	if (r == -ENOMEM || r == -EAGAIN) {
+		/*
+		 * srnic had no memory for the region (or the context's budget
+		 * is spent by the requests in flight): nothing was posted, so
+		 * blk-mq may send the request again later, as nvme-rdma does.
+		 */
+		if (cmd->have_mr) {
+			srnic_kv_dereg_mr(q->dev->ctx, cmd->mr);
+			cmd->have_mr = false;
+		}
+		return BLK_STS_RESOURCE;
+	}
 	if (r)
 		cmd->status = BLK_STS_IOERR;
 	if (unposted) {
