@@ -685,7 +685,7 @@ fn ird_exceeded() {
     let mut e = RecvEngine::new(1, 0, [OrqEntry::default(); 1]);
     e.on_header(&mut v, &rr(1), 46, 0).unwrap();
     e.on_end().unwrap();
-    e.read_response_sent();
+    e.read_response_started();
     assert!(e.on_header(&mut v, &rr(2), 46, 0).is_ok());
 }
 

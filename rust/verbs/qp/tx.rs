@@ -81,7 +81,6 @@ impl Qp {
                         tx.cur = None;
                         match f {
                             Finish::Complete(slot) => self.finish_send(slot, SRNIC_WC_SUCCESS),
-                            Finish::ReadResponse(_) => self.rx.lock().engine.read_response_sent(),
                             Finish::Terminate => {
                                 tx.active = false;
                                 drop(tx);
@@ -89,7 +88,7 @@ impl Qp {
                                 self.report_pending();
                                 return;
                             }
-                            Finish::ReadRequest | Finish::Rtr => {}
+                            Finish::ReadResponse(_) | Finish::ReadRequest | Finish::Rtr => {}
                         }
                     }
                     Err(e) => {
@@ -140,8 +139,18 @@ impl Qp {
             if await_rtr || self.hold.on.load(Ordering::Acquire) {
                 return;
             }
-            // Read Responses first: the peer is waiting for them.
-            let inbound = self.conn.lock().irq.pop_value();
+            // Read Responses first: the peer is waiting for them. The IRD slot
+            // is free from here on, before the response's first byte is sent:
+            // the peer may send its next Read Request as soon as it has this
+            // response, possibly before this work is back from sending it.
+            let inbound = {
+                let mut rx = self.rx.lock();
+                let ir = self.conn.lock().irq.pop_value();
+                if ir.is_some() {
+                    rx.engine.read_response_started();
+                }
+                ir
+            };
             if let Some(ir) = inbound {
                 match self.read_response(ir) {
                     Ok((wr, source)) => {

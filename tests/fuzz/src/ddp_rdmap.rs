@@ -171,7 +171,7 @@ pub fn check(data: &[u8]) {
             continue;
         }
         if op & 0x40 != 0 && pending_in > 0 {
-            eng.read_response_sent();
+            eng.read_response_started();
             pending_in -= 1;
         }
         let ulpdu_len = inp.u16();

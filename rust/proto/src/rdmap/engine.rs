@@ -82,7 +82,8 @@ pub enum Completion {
         len: u32,
     },
     /// The peer asked for a Read Response; queue one (see [`WorkRequest::ReadResponse`]
-    /// in `tx`) and call [`RecvEngine::read_response_sent`] once it is sent.
+    /// in `tx`) and call [`RecvEngine::read_response_started`] when its transmission
+    /// starts.
     ///
     /// [`WorkRequest::ReadResponse`]: super::tx::WorkRequest::ReadResponse
     ReadRequest {
@@ -208,8 +209,15 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
         Ok(())
     }
 
-    /// The Read Response for one inbound Read Request has been sent completely.
-    pub fn read_response_sent(&mut self) {
+    /// The Read Response for one inbound Read Request is leaving the queue of
+    /// inbound Reads to be sent: its IRD slot is free. Call this before the
+    /// response's first byte goes to the transport, never after its last: the
+    /// peer frees its ORD slot as soon as the response arrives and may send
+    /// its next Read Request at once, which can reach this engine before a
+    /// transmitter that counted on completion has gone on from the send. (The
+    /// responder still holds the request while it sends the response; its
+    /// queue of inbound Reads must be able to hold IRD entries besides.)
+    pub fn read_response_started(&mut self) {
         self.ird_used = self.ird_used.saturating_sub(1);
     }
 

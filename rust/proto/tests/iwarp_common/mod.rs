@@ -269,6 +269,9 @@ impl Peer {
             }
             Completion::ReadDone { cookie, len } => self.seen.push(Seen::ReadDone { cookie, len }),
             Completion::ReadRequest { msn, req } => {
+                // The slot is free once the response starts (the peer may ask
+                // again as soon as it has the response).
+                self.engine.read_response_started();
                 // Produce the Read Response from our memory (re-checking the source).
                 match self.verbs.check_stag(
                     req.src_stag,
@@ -305,7 +308,6 @@ impl Peer {
                         return;
                     }
                 }
-                self.engine.read_response_sent();
             }
             Completion::Rtr => self.seen.push(Seen::Rtr),
             Completion::Terminated(t) => self.seen.push(Seen::Terminated(t)),

@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: GPL-2.0
+# budget: 60
+# read_window: a reader that keeps its whole ORD of small RDMA Reads
+# outstanding (perftest's ib_read_bw, 2-byte Reads, srnic on both sides
+# through `srnic exec`) must never exceed the responder's IRD. The
+# responder frees a Read Request's IRD slot when it starts the response:
+# the reader may post the next Read as soon as the response arrives, which
+# can be before the responder's transmit work has gone on from sending it
+# (a regression test: srnic freed the slot only after the response was
+# sent, and ext4 on srnic_blk met "IRD exceeded" TERMINATEs).
+. /srnic/lib.sh
+ITERS=$(count 2000 100000)
+T=$(scaled 300)
+load_srnic_both
+port=7460
+for outs in 16 32; do
+	args="-R -p $port -s 2 -n $ITERS -o $outs"
+	compat_pair peer "$port" "$T" srnic "ib_read_bw $args" srnic "ib_read_bw $args $PEER"
+	echo "$CLI_OUT"
+	echo "-- server side (peer):"
+	echo "$SRV_OUT"
+	expect_eq "ib_read_bw -o $outs: client exit status" "$CLI_RC" 0
+	expect_eq "ib_read_bw -o $outs: server exit status" "$SRV_RC" 0
+	[ -n "$(perftest_figure ib_read_bw "$CLI_OUT")" ] || fail "ib_read_bw -o $outs: no result line"
+	port=$((port + 1))
+done
+expect_idle
+pass
