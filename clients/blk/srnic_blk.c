@@ -858,26 +858,27 @@ static int srnicb_unmap(const char *buf)
 	return -ENODEV;
 }
 
-static ssize_t map_device_store(struct kobject *kobj, struct kobj_attribute *attr,
-				const char *buf, size_t count)
+/* Runs a map or unmap under srnicb_lock: a sysfs store's result. */
+static ssize_t srnicb_locked(int (*op)(const char *buf), const char *buf, size_t count)
 {
 	int r;
 
 	mutex_lock(&srnicb_lock);
-	r = srnicb_map(buf);
+	r = op(buf);
 	mutex_unlock(&srnicb_lock);
 	return r ? r : count;
+}
+
+static ssize_t map_device_store(struct kobject *kobj, struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	return srnicb_locked(srnicb_map, buf, count);
 }
 
 static ssize_t unmap_device_store(struct kobject *kobj, struct kobj_attribute *attr,
 				  const char *buf, size_t count)
 {
-	int r;
-
-	mutex_lock(&srnicb_lock);
-	r = srnicb_unmap(buf);
-	mutex_unlock(&srnicb_lock);
-	return r ? r : count;
+	return srnicb_locked(srnicb_unmap, buf, count);
 }
 
 /* One line per device: "srnicbN ADDR PORT SIZE live|failed". */

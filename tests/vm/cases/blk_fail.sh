@@ -16,7 +16,8 @@ insmod /srnic/srnic_blk.ko || fail "insmod srnic_blk"
 # wait_writing DEV: waits until dd has written through DEV (its write count
 # in /sys/block/NAME/stat grew).
 writes() { awk '{ print $5 }' "/sys/block/$1/stat"; }
-wait_writing() { wait_until 60 sh -c "[ \$(awk '{ print \$5 }' /sys/block/$1/stat) -gt 2 ]"; }
+writing() { [ "$(writes "$1")" -gt 2 ]; }
+wait_writing() { wait_until 60 writing "$1"; }
 
 # run_cut HOW PORT: maps an export served on PORT, starts dd, cuts the
 # server off with HOW (a function), and checks the failure.

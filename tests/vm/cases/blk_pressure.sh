@@ -12,11 +12,6 @@
 # detector would fail the run), the cgroup hit its limit (memory.events
 # "max", no OOM kill), and the server's file holds what was written (md5).
 . /srnic/lib.sh
-CG=/sys/fs/cgroup
-[ -d $CG ] || fail "no /sys/fs/cgroup: the VM kernel lacks CONFIG_CGROUPS"
-grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || fail "mount cgroup2"
-grep -qw memory $CG/cgroup.controllers || fail "no memory controller in the VM kernel"
-echo +memory >$CG/cgroup.subtree_control || fail "enable the memory controller"
 load_srnic_both
 insmod /srnic/srnic_blk.ko || fail "insmod srnic_blk"
 PORT=7030
@@ -27,11 +22,7 @@ N=$(count 12 64)
 dd if=/dev/urandom of=/tmp/src bs=1M count="$N" 2>/dev/null
 want=$(md5sum </tmp/src | cut -d' ' -f1)
 
-G=$CG/srnic_blk_pressure
-[ -d $G ] && rmdir $G
-mkdir $G || fail "mkdir $G"
-echo $((8 << 20)) >$G/memory.max || fail "memory.max"
-[ -f $G/memory.swap.max ] && echo 0 >$G/memory.swap.max
+G=$(memcg_new srnic_blk_pressure $((8 << 20)) 2>/tmp/memcg.why) || fail "$(cat /tmp/memcg.why)"
 # Small dirty limits: the writer is throttled into writeback (through
 # srnic_blk) as it goes, so the cgroup fills with pages that writeback must
 # clean before reclaim can take them, instead of an OOM kill for want of

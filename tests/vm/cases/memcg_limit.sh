@@ -9,19 +9,15 @@
 # was OOM-killed; the child then frees everything and exits 0.
 # Needs CONFIG_CGROUPS and CONFIG_MEMCG in the VM kernel; skips without them.
 . /srnic/lib.sh
-CG=/sys/fs/cgroup
-[ -d $CG ] || skip "no /sys/fs/cgroup: the VM kernel lacks CONFIG_CGROUPS/CONFIG_MEMCG"
-grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || fail "mount cgroup2"
-grep -qw memory $CG/cgroup.controllers || skip "no memory controller: the VM kernel lacks CONFIG_MEMCG"
-echo +memory >$CG/cgroup.subtree_control || fail "enable the memory controller"
+G=$(memcg_new srnic_memcg $((64 << 20)) 2>/tmp/memcg.why)
+case $? in
+0) ;;
+1) skip "$(cat /tmp/memcg.why)" ;;
+*) fail "$(cat /tmp/memcg.why)" ;;
+esac
 unload_srnic_both
 insmod "$SRNIC_KO" file_mem_mib=256 || fail "insmod file_mem_mib=256"
 expect_eq "file_mem_mib" "$(cat /sys/module/srnic/parameters/file_mem_mib)" 256
-G=$CG/srnic_memcg
-[ -d $G ] && rmdir $G
-mkdir $G || fail "mkdir $G"
-echo $((64 << 20)) >$G/memory.max || fail "memory.max"
-[ -f $G/memory.swap.max ] && echo 0 >$G/memory.swap.max
 srnic-vmtest memcg --cgroup $G -t "$(scaled 60)"
 rc=$?
 cat $G/memory.events

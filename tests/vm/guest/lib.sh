@@ -380,6 +380,23 @@ clients_unload() {
 	return 0
 }
 
+# memcg_new NAME BYTES: a memory cgroup /sys/fs/cgroup/NAME (made anew) with
+# memory.max BYTES and no swap; prints its path. Mounts cgroup2 and enables
+# the memory controller first. Returns 1 (with the reason on stderr) when the
+# VM kernel has no cgroups or no memory controller, 2 when a step fails.
+memcg_new() {
+	local cg=/sys/fs/cgroup g=/sys/fs/cgroup/$1
+	[ -d $cg ] || { echo "no $cg: the VM kernel lacks CONFIG_CGROUPS/CONFIG_MEMCG" >&2; return 1; }
+	grep -q " $cg cgroup2 " /proc/mounts || mount -t cgroup2 none $cg || { echo "mount cgroup2" >&2; return 2; }
+	grep -qw memory $cg/cgroup.controllers || { echo "no memory controller: the VM kernel lacks CONFIG_MEMCG" >&2; return 1; }
+	echo +memory >$cg/cgroup.subtree_control || { echo "enable the memory controller" >&2; return 2; }
+	[ -d "$g" ] && rmdir "$g"
+	mkdir "$g" || { echo "mkdir $g" >&2; return 2; }
+	echo "$2" >"$g/memory.max" || { echo "memory.max" >&2; return 2; }
+	[ -f "$g/memory.swap.max" ] && echo 0 >"$g/memory.swap.max"
+	echo "$g"
+}
+
 # srnic_loaded: whether srnic is loaded in this VM.
 srnic_loaded() { grep -q '^srnic ' /proc/modules; }
 
