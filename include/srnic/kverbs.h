@@ -78,8 +78,10 @@ int srnic_kv_dealloc_pd(struct srnic_kv_ctx *ctx, u32 pd_handle);
  *
  * srnic_kv_reg_pages: `npages` pages, the region starting at byte `offset`
  * (< PAGE_SIZE) of the first. srnic_kv_reg_bvec: the `nr` bio_vecs must be
- * one contiguous range (only the first may start inside a page, only the
- * last end inside one); attr->length is set to their total.
+ * one contiguous range: each continues where the one before it ended, in
+ * the same page or at the start of the next after one that filled its page
+ * (so only the first may start inside a page of its own, only the last end
+ * inside one); attr->length is set to their total.
  */
 int srnic_kv_reg_pages(struct srnic_kv_ctx *ctx, struct srnic_reg_mr *attr,
 		       struct page **pages, u32 npages, u32 offset);

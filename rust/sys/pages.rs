@@ -279,9 +279,12 @@ impl KernelPages {
     }
 
     /// References the pages of `n` `bio_vec`s at `bv`, which must describe
-    /// one virtually contiguous range (as a region is): only the first may
-    /// start inside a page, only the last end inside one. Returns the pages,
-    /// the offset of the range in the first page, and its length.
+    /// one contiguous range (as a region is): each one continues where the
+    /// one before it ended, either in the same page (the block layer merges
+    /// physically contiguous pieces of one page, such as 1 KiB buffers, into
+    /// one request) or at the start of a new page after one that ended at
+    /// its page's end. Returns the pages, the offset of the range in the
+    /// first page, and its length.
     ///
     /// # Safety
     ///
@@ -293,27 +296,48 @@ impl KernelPages {
         }
         // SAFETY: by the function's contract.
         let v = unsafe { core::slice::from_raw_parts(bv, n) };
-        let mut npages = 0usize;
-        let mut len = 0u64;
-        for (k, b) in v.iter().enumerate() {
-            let (off, l) = (b.bv_offset as usize, b.bv_len as usize);
-            if b.bv_page.is_null() || l == 0 || (k > 0 && off != 0) || (k + 1 < n && (off + l) % PAGE_SIZE != 0) {
-                return Err(EINVAL);
-            }
-            // A bio_vec may span several pages (multi-page bvecs).
-            npages = npages.checked_add((off + l).div_ceil(PAGE_SIZE) - off / PAGE_SIZE).ok_or(EINVAL)?;
-            len += l as u64;
+        if v.iter().any(|b| b.bv_page.is_null() || b.bv_len == 0) {
+            return Err(EINVAL);
         }
-        let first = v[0].bv_offset as usize;
-        let pages = v.iter().flat_map(|b| {
-            let (off, l) = (b.bv_offset as usize, b.bv_len as usize);
-            (off / PAGE_SIZE..(off + l).div_ceil(PAGE_SIZE)).map(move |i| {
-                // SAFETY: a multi-page bio_vec covers physically contiguous
-                // pages; `nth_page` finds the i-th.
-                unsafe { srnic_nth_page(b.bv_page.cast(), i as c_ulong).cast() }
+        // Every page piece of every bio_vec, in order, as (page, start, end)
+        // within the page. A bio_vec may span several pages (multi-page
+        // bvecs): they are physically contiguous and `nth_page` finds each.
+        let pieces = || {
+            v.iter().flat_map(|b| {
+                let (off, end) = (b.bv_offset as usize, b.bv_offset as usize + b.bv_len as usize);
+                (off / PAGE_SIZE..end.div_ceil(PAGE_SIZE)).map(move |i| {
+                    let base = i * PAGE_SIZE;
+                    // SAFETY: the i-th page of a multi-page bio_vec.
+                    let page: *mut bindings::page = unsafe { srnic_nth_page(b.bv_page.cast(), i as c_ulong).cast() };
+                    (page, off.max(base) - base, end.min(base + PAGE_SIZE) - base)
+                })
             })
+        };
+        // The pages of the range: a piece that continues its predecessor in
+        // the same page adds none.
+        let continues = |prev: Option<(*mut bindings::page, usize)>, page: *mut bindings::page, start: usize| match prev {
+            None => Ok(true),
+            Some((p, end)) if p == page && end == start => Ok(false),
+            Some((_, end)) if end == PAGE_SIZE && start == 0 => Ok(true),
+            Some(_) => Err(EINVAL),
+        };
+        let mut npages = 0usize;
+        let mut prev = None;
+        for (page, start, end) in pieces() {
+            if continues(prev, page, start)? {
+                npages += 1;
+            }
+            prev = Some((page, end));
+        }
+        let len: u64 = v.iter().map(|b| u64::from(b.bv_len)).sum();
+        let first = v[0].bv_offset as usize % PAGE_SIZE;
+        let mut prev = None;
+        let pages = pieces().filter_map(move |(page, start, end)| {
+            let new = continues(prev, page, start).unwrap_or(true);
+            prev = Some((page, end));
+            new.then_some(page)
         });
-        Ok((Self::hold(pages, npages)?, first % PAGE_SIZE, len))
+        Ok((Self::hold(pages, npages)?, first, len))
     }
 
     /// Takes a reference on each of the `n` pages of `it`.

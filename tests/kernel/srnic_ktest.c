@@ -364,6 +364,17 @@ static int kt_local(void)
 	mr = side.bv_mr;
 	kt_check(srnic_kv_reg_bvec(kt.ctx, &mr, gap, 2) == -EINVAL,
 		 "reg_bvec: bio_vecs with a gap: EINVAL");
+	/* Pieces of one page (the block layer merges 1 KiB buffers so). */
+	bvec_set_page(&gap[0], side.bv_pages[4], 1024, 1024);
+	bvec_set_page(&gap[1], side.bv_pages[4], 1024, 2048);
+	mr = side.bv_mr;
+	kt_check(!srnic_kv_reg_bvec(kt.ctx, &mr, gap, 2) && mr.length == 2048 &&
+		 !srnic_kv_dereg_mr(kt.ctx, mr.mr_handle),
+		 "reg_bvec: contiguous pieces of one page");
+	bvec_set_page(&gap[1], side.bv_pages[4], 1024, 3072);
+	mr = side.bv_mr;
+	kt_check(srnic_kv_reg_bvec(kt.ctx, &mr, gap, 2) == -EINVAL,
+		 "reg_bvec: pieces of one page with a hole: EINVAL");
 
 	cq.cqe = 0;
 	kt_check(srnic_kv_create_cq(kt.ctx, &cq) == -EINVAL, "create_cq of 0 entries: EINVAL");
