@@ -74,8 +74,12 @@ kmake -j"$(($(nproc) + 1))" bzImage modules >&2
 echo $(($(date +%s) - start)) >"$out/.srnic-build-seconds"
 log "built the $variant kernel in $(cat "$out/.srnic-build-seconds") s"
 touch "$out/.srnic-built"
-# Older builds of this variant (other keys) are dead weight: drop them.
-for old in "$SRNIC_CACHE/kbuild/$variant-"*; do
-	[ "$old" = "$out" ] || rm -rf "$old"
-done
+# Builds of this variant with other keys: keep the newest few (a branch or a
+# worktree with other fragments must not cost the main line its build), drop
+# older ones, and drop unfinished ones a day old (a build that was stopped).
+keep=${SRNIC_KBUILD_KEEP:-3}
+ls -dt "$SRNIC_CACHE/kbuild/$variant-"*/.srnic-built 2>/dev/null | tail -n +$((keep + 1)) |
+	while IFS= read -r done; do rm -rf "${done%/.srnic-built}"; done
+find "$SRNIC_CACHE/kbuild" -mindepth 1 -maxdepth 1 -name "$variant-*" -mtime +0 \
+	! -path "$out" -exec test ! -e {}/.srnic-built \; -exec rm -rf {} + || true
 echo "$out"
