@@ -11,11 +11,15 @@ PACKAGES=(
 	linux-source-6.12 rustc-web rust-web-src libstd-rust-web-dev
 	clang-19 lld-19 llvm-19 libclang-19-dev
 	flex bison bc libelf-dev libssl-dev cpio make gcc xz-utils rsync kmod
+	# scripts/fio.sh fetches the source of fio (built static for the VMs).
+	curl
 	# VM harness: QEMU and a static busybox for the initramfs; gdb prints
 	# where a VM that hangs while booting is (tests/vm/run.sh).
 	qemu-system-x86 busybox-static gdb
 	# Peers, tools and independent checks used inside the VMs and on the host.
-	iproute2 iperf3 tshark
+	iproute2 iperf3 tshark e2fsprogs
+	# make bench's block rows: NBD, beside NVMe over TCP and RDMA (in the kernel).
+	nbd-server nbd-client
 	# make bench's plots.
 	gnuplot-nox
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest

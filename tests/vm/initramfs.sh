@@ -32,12 +32,15 @@ copy_libs() {
 # Debian binaries: iproute2's ip, tc (netem needs the real tc) and rdma (siw
 # links), rdma-core's rping, ucmatose, ibv_devices, ibv_devinfo, rdma_server and
 # rdma_client and perftest's latency and bandwidth tools (the siw peer, and
-# srnic itself through the stand-ins: cases rdma_compat*), and iperf3 (the
-# plain-TCP row of make bench).
+# srnic itself through the stand-ins: cases rdma_compat*), iperf3 (the
+# plain-TCP row of make bench), e2fsprogs' mkfs.ext4 (blk_fs: busybox's
+# mke2fs makes only ext2) and nbd-server and nbd-client (the NBD row of make
+# bench's block rows).
 host_bins=(/usr/bin/ip /usr/sbin/tc /usr/bin/rdma /usr/bin/rping /usr/bin/ucmatose
 	/usr/bin/ibv_devices /usr/bin/ib_send_lat /usr/bin/ib_write_lat /usr/bin/ib_read_lat
 	/usr/bin/ib_send_bw /usr/bin/ib_write_bw /usr/bin/ib_read_bw
-	/usr/bin/ibv_devinfo /usr/bin/rdma_server /usr/bin/rdma_client /usr/bin/iperf3)
+	/usr/bin/ibv_devinfo /usr/bin/rdma_server /usr/bin/rdma_client /usr/bin/iperf3
+	/sbin/mkfs.ext4 /usr/bin/nbd-server /usr/sbin/nbd-client)
 for b in "${host_bins[@]}"; do
 	[ -x "$b" ] || b=$(command -v "$(basename "$b")")
 	rm -f "$root/bin/$(basename "$b")"
@@ -57,6 +60,8 @@ for l in /lib/x86_64-linux-gnu/libgcc_s.so.1; do
 done
 mkdir -p "$root/etc/libibverbs.d"
 cp /etc/libibverbs.d/siw.driver "$root/etc/libibverbs.d/"
+# fio, static (scripts/fio.sh says why not Debian's).
+cp "$("$SRNIC_TOP/scripts/fio.sh")" "$root/bin/fio"
 
 # The rdma-core stand-ins (tools/rdma-compat) where `srnic exec` looks for
 # them; rdma-core's own libraries above stay for the siw peer.

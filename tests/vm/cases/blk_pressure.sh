@@ -1,16 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 90
+# budget: 100
 # blk_pressure: buffered writes through srnic_blk from a memory cgroup held
 # near its limit cannot deadlock (Documentation/srnic/blk.rst). A shell in a
-# cgroup with memory.max of 8 MiB writes 12 MiB (check-long: 64) through the
-# page cache of /dev/srnicb0 and syncs, with the dirty limits at 2 MiB (1 MiB
-# background): the cgroup's pages can only be freed once writeback through
-# srnic_blk cleaned them, and srnic's allocations on that path are GFP_NOIO
-# (kernel-api.rst). Without ext4 in the test kernels this writes through the
-# block device's page cache, not a file system. Checked: the writer ends
-# within a bound (and no task blocks 20 s: the debug kernel's hung-task
-# detector would fail the run), the cgroup hit its limit (memory.events
-# "max", no OOM kill), and the server's file holds what was written (md5).
+# cgroup with memory.max of 8 MiB writes 12 MiB (check-long: 64) and syncs,
+# with the dirty limits at 2 MiB (1 MiB background): the cgroup's pages can
+# only be freed once writeback through srnic_blk cleaned them, and srnic's
+# allocations on that path are GFP_NOIO (kernel-api.rst). It writes twice:
+# through the page cache of /dev/srnicb0, and to a file of an ext4 file
+# system on it (journal and metadata writeback too). Checked each time: the
+# writer ends within a bound (and no task blocks 20 s: the debug kernel's
+# hung-task detector would fail the run), the cgroup hit its limit
+# (memory.events "max" grew, no OOM kill), and the data arrived: the
+# server's file holds what was written to the device (md5); the file reads
+# back equal after the file system was unmounted and mounted again.
 . /srnic/lib.sh
 load_srnic_both
 insmod /srnic/srnic_blk.ko || fail "insmod srnic_blk"
@@ -35,19 +37,39 @@ restore_dirty() {
 trap restore_dirty EXIT
 echo $((2 << 20)) >/proc/sys/vm/dirty_bytes
 echo $((1 << 20)) >/proc/sys/vm/dirty_background_bytes
-# The writer joins the cgroup first, so its page cache is charged there.
-bg_start writer "echo \$\$ >$G/cgroup.procs && dd if=/tmp/src of=$dev bs=64k && sync"
-wait_until 300 test -f /tmp/writer.rc || fail "the writer did not finish (deadlock?)"
-restore_dirty
-cat /tmp/writer.log
-expect_eq "the writer's exit status" "$(cat /tmp/writer.rc)" 0
-cat $G/memory.events
-max=$(sed -n 's/^max //p' $G/memory.events)
-[ "${max:-0}" -gt 0 ] || fail "the cgroup never reached its limit (memory.events max = ${max:-?})"
-expect_eq "OOM kills in the cgroup" "$(sed -n 's/^oom_kill //p' $G/memory.events)" 0
-echo "ok: the cgroup was held at its limit ($max times)"
+# pressure_write WHAT TARGET: writes /tmp/src to TARGET (a device or a file)
+# from a shell in the cgroup, and checks that the cgroup was held at its
+# limit meanwhile and nothing was OOM-killed.
+pressure_write() {
+	local before after
+	before=$(sed -n 's/^max //p' $G/memory.events)
+	# The writer joins the cgroup first, so its page cache is charged there.
+	bg_start writer "echo \$\$ >$G/cgroup.procs && dd if=/tmp/src of=$2 bs=64k && sync"
+	wait_until 300 test -f /tmp/writer.rc || fail "$1: the writer did not finish (deadlock?)"
+	cat /tmp/writer.log
+	expect_eq "$1: the writer's exit status" "$(cat /tmp/writer.rc)" 0
+	cat $G/memory.events
+	after=$(sed -n 's/^max //p' $G/memory.events)
+	[ "${after:-0}" -gt "${before:-0}" ] ||
+		fail "$1: the cgroup never reached its limit (memory.events max ${before:-?} -> ${after:-?})"
+	expect_eq "$1: OOM kills in the cgroup" "$(sed -n 's/^oom_kill //p' $G/memory.events)" 0
+	echo "ok: $1: the cgroup was held at its limit ($((after - before)) times)"
+}
+
+pressure_write "the block device" "$dev"
 got=$(peer "dd if=/tmp/pressure.img bs=1M count=$N 2>/dev/null | md5sum" | cut -d' ' -f1)
 expect_eq "md5 of the server's file" "$got" "$want"
+
+mkfs.ext4 -q -F "$dev" || fail "mkfs.ext4 $dev"
+mkdir -p /mnt/blk
+mount -t ext4 "$dev" /mnt/blk || fail "mount"
+pressure_write "a file on ext4" /mnt/blk/f
+restore_dirty
+umount /mnt/blk || fail "umount"
+mount -t ext4 "$dev" /mnt/blk || fail "mount again"
+got=$(md5sum </mnt/blk/f | cut -d' ' -f1)
+expect_eq "md5 of the file after umount and mount" "$got" "$want"
+umount /mnt/blk || fail "umount (2)"
 srnic blk unmap "$dev" || fail "unmap"
 rmdir $G || echo "cgroup $G not removed"
 rmmod srnic_blk || fail "rmmod srnic_blk"
