@@ -3,9 +3,10 @@
 # conn_flood: MPA start-up never blocks on a peer, and a flood of connections
 # cannot lock a real client out of a listener.
 # 1. VM a holds N TCP connections that send nothing and N that send half an MPA
-#    Request header to a srnic listener (backlog 8) on VM b, whose request
-#    timeout is raised to 10 minutes: only eviction can make room. With the
-#    flood in place, a real client on VM a moves 16 MiB verified (WRITE, CRC)
+#    Request header (N = 300; check-long: 1,000) to a srnic listener (backlog
+#    8) on VM b, whose request timeout is raised to 10 minutes: only eviction
+#    can make room. With the flood in place, a real client on VM a moves 4 MiB
+#    (check-long: 16 MiB) verified (WRITE, CRC)
 #    through the same listener. Checked: the transfer; meanwhile VM b holds at
 #    most 2 x 8 connection requests and 2 x 8 + 2 sockets; while the listener
 #    still stands, the flood's connections were closed by the server (evicted)
@@ -14,7 +15,8 @@
 #    Request are all closed by the server (bounded wait).
 . /srnic/lib.sh
 load_srnic_both
-N=$(count 1000 1000)
+N=$(count 300 1000)
+SIZE=$(count 4194304 16777216)
 BACKLOG=8
 P=$((XFER_PORT + 60))
 TIMEOUT_PARAM=/sys/module/srnic/parameters/mpa_request_timeout_ms
@@ -43,7 +45,7 @@ check_bounded() {
 	[ "$socks" -le $((2 * BACKLOG + 2)) ] || fail "$1: $socks sockets held (most $((2 * BACKLOG + 2)))"
 }
 check_bounded "flood in place"
-srnic xfer -c "$PEER" -p "$P" -t 60 --op write --size 16777216 --sge 4 --crc ||
+srnic xfer -c "$PEER" -p "$P" -t 60 --op write --size "$SIZE" --sge 4 --crc ||
 	{ peer_wait flood_srv 1; fail "the real client did not get through the flood"; }
 check_bounded "after the transfer"
 touch /tmp/flood.stop

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 60
+# budget: 40
 # read_window: a reader that keeps its whole ORD of small RDMA Reads
 # outstanding (perftest's ib_read_bw, 2-byte Reads, srnic on both sides
 # through `srnic exec`) must never exceed the responder's IRD. The
@@ -9,7 +9,7 @@
 # (a regression test: srnic freed the slot only after the response was
 # sent, and ext4 on srnic_blk met "IRD exceeded" TERMINATEs).
 . /srnic/lib.sh
-ITERS=$(count 2000 100000)
+ITERS=$(count 1000 20000)
 T=$(scaled 300)
 load_srnic_both
 port=7460
