@@ -14,7 +14,8 @@
 #   make fuzz-smoke      build every fuzz target and run each for 10 s
 #   make fuzz TARGET=mpa_framer [SECONDS=600]   one long fuzz run
 #   make demo            boot two VMs, load srnic, show it working
-#   make bench [REPS=5] [VARIANT=plain] [TINY=1]   srnic against siw and plain TCP in the
+#   make bench [REPS=5] [VARIANT=plain] [TINY=1] [ROWS=all|rdma|blk]   srnic against siw
+#                        and plain TCP, srnic_blk against NBD and NVMe-oF, in the
 #                        VMs: build/bench/<timestamp>/ (table.md, samples.csv, plots)
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
@@ -93,4 +94,4 @@ demo: deps
 REPS ?= 5
 BENCH_VARIANT = $(if $(filter command line,$(origin VARIANT)),$(VARIANT),plain)
 bench: deps
-	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny)
+	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny) $(if $(ROWS),--rows $(ROWS))

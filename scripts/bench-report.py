@@ -12,6 +12,9 @@ SAMPLES.csv is what tests/vm/guest/bench.sh recorded: one line per run,
   the ratios paired within one repetition (the systems of one repetition ran
   one after the other); the issue's goals where a row has one; the virtual
   link's frame losses per system; the guest clock against the host's;
+- the block rows, when the samples have them: fio's IOPS or MiB/s on
+  srnic_blk, NBD, NVMe over TCP and NVMe over RDMA (siw), and the ratios
+  srnic_blk/each, paired the same way;
 - ``bandwidth.png`` (with gnuplot, when it is installed): bandwidth against
   message size for every system and operation.
 
@@ -38,6 +41,12 @@ TCP_REF = {
     "send_lat": "pingpong",
 }
 ROW_ORDER = ["write_bw", "read_bw", "send_bw", "write_lat", "send_lat", "read_lat"]
+# The block rows (fio on each remote block device): systems and row order.
+BLK_SYSTEMS = ["srnic_blk", "nbd", "nvme-tcp", "nvme-rdma"]
+BLK_ROW_ORDER = ["blk_randread", "blk_randwrite", "blk_read", "blk_write"]
+# The kernel-client issue's goals for every block row: srnic_blk at least
+# NBD and NVMe over siw, and at least 0.8 of NVMe over TCP.
+BLK_GOALS = [("srnic_blk/nbd", 1.0), ("srnic_blk/nvme-rdma", 1.0), ("srnic_blk/nvme-tcp", 0.8)]
 # The goals of the performance issue that a row of this benchmark can check:
 # (test, size) -> [(ratio name, bound, "min" or "max")].
 GOALS = {
@@ -141,6 +150,39 @@ def report(rows, clock):
         cells.append("; ".join(goals) or "")
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
+    blk_keys = sorted(
+        (k for k in data if k[0] in BLK_ROW_ORDER),
+        key=lambda k: (BLK_ROW_ORDER.index(k[0]), k[1]),
+    )
+    if blk_keys:
+        out.append(
+            "Block devices: fio on VM a (io_uring, O_DIRECT, one job; queue depth 32 "
+            "for 4 KiB blocks, in IOPS, 4 for 1 MiB blocks, in MiB/s; higher is better), "
+            "each device exporting 64 MiB of VM b's memory."
+        )
+        out.append("")
+        others = [s for s in BLK_SYSTEMS if s != "srnic_blk"]
+        head = ["row", "block", "unit"] + BLK_SYSTEMS + [f"srnic_blk/{o}" for o in others]
+        head.append("goal")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join("---" for _ in head) + "|")
+        for test, size in blk_keys:
+            d = dict(data[(test, size)])
+            med = {s: statistics.median(v.values()) if v else None for s, v in d.items()}
+            for s in BLK_SYSTEMS:
+                if not d.get(s):
+                    incomplete.append(f"{test} {size}: no {s} figure")
+            cells = [test, size_name(size), units.get(test, "")]
+            cells += [fmt(med.get(s)) for s in BLK_SYSTEMS]
+            ratios = {f"srnic_blk/{o}": paired_ratio(d, "srnic_blk", o) for o in others}
+            cells += [fmt(ratios[f"srnic_blk/{o}"]) for o in others]
+            goals = []
+            for name, bound in BLK_GOALS:
+                v = ratios.get(name)
+                goals.append(f"{name} ≥ {bound}: {'met' if v is not None and v >= bound else 'not met'}")
+            cells.append("; ".join(goals))
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
     # The virtual link: frames sent by both VMs during each system's runs,
     # and those the other VM did not receive.
     sent = defaultdict(int)
@@ -149,7 +191,7 @@ def report(rows, clock):
         sent[r["system"]] += r["frames"]
         lost[r["system"]] += r["lost"]
     parts = []
-    for s in SYSTEMS:
+    for s in SYSTEMS + BLK_SYSTEMS:
         if sent[s]:
             parts.append(f"{s} {lost[s]} of {sent[s]} ({100.0 * lost[s] / sent[s]:.3f} %)")
     out.append("Frames lost by the virtual link during the runs: " + ", ".join(parts) + ".")

@@ -6,26 +6,30 @@
 # paired ratios, also printed), bandwidth.png (gnuplot) and the guest-clock
 # check (Documentation/srnic/performance.rst).
 #
-#   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny]
+#   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny] [--rows all|rdma|blk]
 #
+# --rows rdma runs only the RDMA and TCP rows, --rows blk only the block rows
+# (srnic_blk against NBD and NVMe over TCP and RDMA).
 # --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
 # rig and the report, not a measurement).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-reps=5 variant=plain tiny=()
+reps=5 variant=plain tiny=() rows=all
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--reps) reps=$2; shift 2 ;;
 	--variant) variant=$2; shift 2 ;;
 	--tiny) tiny=(--bench-tiny); shift ;;
-	-h | --help) sed -n '3,12p' "$0"; exit 0 ;;
+	--rows) rows=$2; shift 2 ;;
+	-h | --help) sed -n '3,14p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
 case "$reps" in '' | *[!0-9]* | 0) die "--reps needs a positive number: '$reps'" ;; esac
+case "$rows" in all | rdma | blk) ;; *) die "--rows takes all, rdma or blk: '$rows'" ;; esac
 
-logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" "${tiny[@]}" --variant "$variant" | tail -n 1)
+logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" --variant "$variant" | tail -n 1)
 out=$SRNIC_TOP/build/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 cp "$logs/files/bench.csv" "$out/samples.csv"

@@ -4,7 +4,8 @@
 # and by the VM case bench_smoke at its tiny size.
 #
 # Settings (environment): BENCH_REPS repetitions (default 5), BENCH_TINY=1
-# for one message size and short runs (make check), BENCH_BW_TESTS and
+# for one message size and short runs (make check), BENCH_ROWS all (default),
+# rdma (the RDMA and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
 # BENCH_LAT_TESTS the perftest programs to run (default: all six), BENCH_CSV
 # the samples' file (default /tmp/bench.csv).
 #
@@ -16,6 +17,13 @@
 #   srnic      srnic, both VMs, the same perftest binaries through `srnic exec`
 #   srnic-crc  the same with MPA CRC32c (siw of Linux 6.12 has no run-time
 #              switch for CRC: it uses CRC only when its peer asks for it)
+# The block rows compare srnic_blk with the
+# remote block devices Linux has, each exporting 64 MiB of VM b's memory to fio
+# on VM a (io_uring, O_DIRECT, one job, time-based):
+#   srnic_blk  srnic_blk.ko over srnic, `srnic blk serve` of anonymous memory
+#   nbd        the kernel's NBD client, nbd-server on VM b's RAM disk
+#   nvme-tcp   NVMe over TCP, the kernel's NVMe target on the same RAM disk
+#   nvme-rdma  NVMe over RDMA on siw, the same target
 # The samples' file has one line per measurement:
 #   rep,test,size,system,value,unit,frames,frames_lost
 # where frames counts the Ethernet frames the two VMs sent during the run and
@@ -34,6 +42,11 @@ else
 	LAT_ITERS=2000
 fi
 RDMA_SYSTEMS="siw srnic srnic-crc"
+BLK_SYSTEMS="srnic_blk nbd nvme-tcp nvme-rdma"
+# fio's rows: TEST:BLOCK_SIZE:QUEUE_DEPTH (IOPS for 4 KiB, MiB/s for 1 MiB).
+BLK_ROWS="randread:4096:32 randwrite:4096:32 read:1048576:4 write:1048576:4"
+BENCH_ROWS=${BENCH_ROWS:-all}
+if [ "${BENCH_TINY:-0}" = 1 ]; then BLK_RUNTIME=2; else BLK_RUNTIME=10; fi
 BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS:-write_lat send_lat read_lat}
 # One program run may take this long before it counts as failed.
@@ -123,6 +136,103 @@ tcp_latency() {
 	record "$rep" pingpong 4 tcp "$fig" usec "$before"
 }
 
+# ---- The block rows.
+
+BLK_PORT_SRNIC=7700
+BLK_PORT_NBD=10809
+BLK_PORT_NVME_TCP=4420
+BLK_PORT_NVME_RDMA=4421
+BLK_NQN=nqn.2026-11.org.srnic:bench
+NVMET=/sys/kernel/config/nvmet
+
+# blk_target_up: VM b's exports: srnic blk serve (its own memory), and its
+# RAM disk through nbd-server and the kernel's NVMe target on a TCP port and
+# an RDMA port (siw0 must be up there).
+blk_target_up() {
+	peer_bg bench_blk_srnic "srnic blk serve --size 64M -p $BLK_PORT_SRNIC"
+	wait_listen "$BLK_PORT_SRNIC" peer || fail "bench: srnic blk serve did not listen"
+	peer_bg bench_blk_nbd "nbd-server -d -C /dev/null $PEER@$BLK_PORT_NBD /dev/ram0"
+	wait_listen "$BLK_PORT_NBD" peer || fail "bench: nbd-server did not listen"
+	peer "set -e
+		grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
+		s=$NVMET/subsystems/$BLK_NQN
+		mkdir \$s
+		echo 1 >\$s/attr_allow_any_host
+		mkdir \$s/namespaces/1
+		echo /dev/ram0 >\$s/namespaces/1/device_path
+		echo 1 >\$s/namespaces/1/enable
+		for p in 1:tcp:$BLK_PORT_NVME_TCP 2:rdma:$BLK_PORT_NVME_RDMA; do
+			n=\${p%%:*} t=\${p#*:}; t=\${t%%:*}
+			mkdir $NVMET/ports/\$n
+			echo ipv4 >$NVMET/ports/\$n/addr_adrfam
+			echo \$t >$NVMET/ports/\$n/addr_trtype
+			echo $PEER >$NVMET/ports/\$n/addr_traddr
+			echo \${p##*:} >$NVMET/ports/\$n/addr_trsvcid
+			ln -s \$s $NVMET/ports/\$n/subsystems/$BLK_NQN
+		done" || fail "bench: the NVMe target on the peer"
+}
+
+# blk_target_down: undoes blk_target_up on VM b.
+blk_target_down() {
+	peer "s=$NVMET/subsystems/$BLK_NQN
+		for n in 1 2; do rm -f $NVMET/ports/\$n/subsystems/$BLK_NQN; rmdir $NVMET/ports/\$n; done
+		echo 0 >\$s/namespaces/1/enable; rmdir \$s/namespaces/1 \$s
+		. /srnic/lib.sh; bg_kill_all" || fail "bench: tearing the targets down"
+}
+
+# nvme_namespaces: the NVMe namespaces' block devices now.
+nvme_namespaces() { ls /sys/block | grep -E '^nvme[0-9]+n[0-9]+$'; }
+
+# nvme_connect TRANSPORT PORT: connects to the peer's NVMe subsystem; prints
+# the namespace's block device (the one that was not there before).
+nvme_connect() {
+	local old new
+	old=$(nvme_namespaces)
+	echo "transport=$1,traddr=$PEER,trsvcid=$2,nqn=$BLK_NQN" >/dev/nvme-fabrics ||
+		fail "bench: nvme connect over $1"
+	new_namespace() { new=$(nvme_namespaces | grep -vxF "$old" | head -n 1); [ -n "$new" ]; }
+	wait_until 30 new_namespace || fail "bench: no NVMe namespace over $1"
+	echo "/dev/$new"
+}
+
+# blk_devices_up: every system's device on this VM, in BLK_DEV_<system>.
+blk_devices_up() {
+	BLK_DEV_srnic_blk=$(srnic blk map "$PEER" -p "$BLK_PORT_SRNIC") || fail "bench: srnic blk map"
+	nbd-client "$PEER" "$BLK_PORT_NBD" /dev/nbd0 -b 4096 >/dev/null || fail "bench: nbd-client"
+	BLK_DEV_nbd=/dev/nbd0
+	BLK_DEV_nvme_tcp=$(nvme_connect tcp "$BLK_PORT_NVME_TCP") || fail "bench: NVMe over TCP"
+	BLK_DEV_nvme_rdma=$(nvme_connect rdma "$BLK_PORT_NVME_RDMA") || fail "bench: NVMe over RDMA"
+	bench_say "block devices: srnic_blk $BLK_DEV_srnic_blk, nbd $BLK_DEV_nbd, nvme-tcp $BLK_DEV_nvme_tcp, nvme-rdma $BLK_DEV_nvme_rdma"
+}
+
+# blk_devices_down: undoes blk_devices_up.
+blk_devices_down() {
+	local c
+	srnic blk unmap "$BLK_DEV_srnic_blk" || fail "bench: srnic blk unmap"
+	nbd-client -d /dev/nbd0 >/dev/null || fail "bench: nbd-client -d"
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/delete_controller" ] && echo 1 >"$c/delete_controller"
+	done
+	return 0
+}
+
+# blk_run REP TEST BS QD SYSTEM: one fio run on SYSTEM's device; records IOPS
+# for 4 KiB blocks, MiB/s for larger ones.
+blk_run() {
+	local rep=$1 test=$2 bs=$3 qd=$4 sys=$5 dev before out fig unit f
+	eval "dev=\$BLK_DEV_$(echo "$sys" | tr - _)"
+	before=$(frames_now)
+	out=$(timeout "$T" fio --name=bench --filename="$dev" --thread --ioengine=io_uring --direct=1 \
+		--rw="$test" --bs="$bs" --iodepth="$qd" --size=64M --runtime="$BLK_RUNTIME" \
+		--time_based --output-format=terse 2>&1) || { echo "$out"; fail "bench: fio $test on $sys"; }
+	# fio's terse format (version 3): field 7/8 are the read bandwidth (KiB/s)
+	# and IOPS, 48/49 the write ones.
+	case $test in *read) f=7 ;; *) f=48 ;; esac
+	if [ "$bs" = 4096 ]; then f=$((f + 1)); unit=IOPS; else unit=MiB/s; fi
+	fig=$(echo "$out" | awk -F';' -v f="$f" -v u="$unit" '$1 == 3 { v = $f; if (u == "MiB/s") v = v / 1024; printf "%.1f", v; exit }')
+	record "$rep" "blk_$test" "$bs" "$sys" "$fig" "$unit" "$before"
+}
+
 # bench_clock: the guest's clock against the host's. The host stamps the two
 # BENCH-CLOCK lines when they reach the serial log (scripts/bench.sh compares
 # its 10 s with the guest's).
@@ -132,29 +242,64 @@ bench_clock() {
 	echo "BENCH-CLOCK end $(cut -d' ' -f1 /proc/uptime)"
 }
 
+# bench_rdma_rows REP: the RDMA and TCP rows of one repetition.
+bench_rdma_rows() {
+	local rep=$1 size test sys
+	for size in $BW_SIZES; do
+		tcp_stream "$rep" "$size"
+		for test in $BENCH_BW_TESTS; do
+			for sys in $RDMA_SYSTEMS; do
+				perftest_run "$rep" "$test" "$size" "$(iters_for "$size")" "$sys"
+			done
+		done
+	done
+	tcp_latency "$rep"
+	for test in $BENCH_LAT_TESTS; do
+		for sys in $RDMA_SYSTEMS; do
+			perftest_run "$rep" "$test" 4 "$LAT_ITERS" "$sys"
+		done
+	done
+}
+
+# bench_blk_rows REP: the block rows of one repetition.
+bench_blk_rows() {
+	local rep=$1 row sys
+	for row in $BLK_ROWS; do
+		# shellcheck disable=SC2046
+		set -- $(echo "$row" | tr : ' ')
+		for sys in $BLK_SYSTEMS; do
+			blk_run "$rep" "$1" "$2" "$3" "$sys"
+		done
+	done
+}
+
 bench_main() {
-	local rep size test sys
+	local rep rdma=0 blk=0
+	case "$BENCH_ROWS" in
+	all) rdma=1 blk=1 ;;
+	rdma) rdma=1 ;;
+	blk) blk=1 ;;
+	*) fail "bench: unknown rows '$BENCH_ROWS' (all, rdma or blk)" ;;
+	esac
 	echo "rep,test,size,system,value,unit,frames,frames_lost" >"$BENCH_CSV"
 	load_srnic_both
 	siw_up
 	siw_peer_up
 	bench_say "guest: $(nproc) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"
+	if [ $blk = 1 ]; then
+		insmod /srnic/srnic_blk.ko || fail "bench: insmod srnic_blk"
+		blk_target_up
+		blk_devices_up
+	fi
 	for rep in $(seq 1 "$BENCH_REPS"); do
-		for size in $BW_SIZES; do
-			tcp_stream "$rep" "$size"
-			for test in $BENCH_BW_TESTS; do
-				for sys in $RDMA_SYSTEMS; do
-					perftest_run "$rep" "$test" "$size" "$(iters_for "$size")" "$sys"
-				done
-			done
-		done
-		tcp_latency "$rep"
-		for test in $BENCH_LAT_TESTS; do
-			for sys in $RDMA_SYSTEMS; do
-				perftest_run "$rep" "$test" 4 "$LAT_ITERS" "$sys"
-			done
-		done
+		[ $rdma = 0 ] || bench_rdma_rows "$rep"
+		[ $blk = 0 ] || bench_blk_rows "$rep"
 	done
+	if [ $blk = 1 ]; then
+		blk_devices_down
+		blk_target_down
+		rmmod srnic_blk || fail "bench: rmmod srnic_blk"
+	fi
 	siw_down
 	siw_peer_down
 	expect_idle
