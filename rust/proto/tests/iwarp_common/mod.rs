@@ -305,7 +305,6 @@ impl Peer {
                     Err(e) => {
                         let t = srnic_proto::rdmap::engine::read_source_terminate(msn, req, e);
                         self.fail(TermCode::ReadSource(e), t);
-                        return;
                     }
                 }
             }
