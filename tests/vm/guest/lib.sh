@@ -22,17 +22,25 @@ ctl_setup() {
 # and output travel base64-encoded, one line each way, tagged with an id of
 # this call: an answer that comes after its caller gave up (or was killed) is
 # skipped by the next caller instead of being taken for its own.
+#
+# Under TCG a serial port's transmit interrupt can be lost: the peer's answer
+# then stays in its port until the port receives something (the 8250 driver
+# transmits on any of its interrupts). So while it waits, a PING goes to the
+# peer every 10 s; the peer answers READY, which is skipped here.
 peer() {
 	ctl_setup
-	local id line rc=255
+	local id line rc=255 poke
 	read -r id </proc/sys/kernel/random/uuid
 	printf 'CMD %s %s\n' "$id" "$(printf '%s' "$*" | base64 -w0)" >&3
+	(while sleep 10; do echo PING >&3 || exit 0; done) </dev/null >/dev/null 2>&1 &
+	poke=$!
 	while IFS= read -r -t "$(scaled "$PEER_TIMEOUT")" line; do
 		case "$line" in
 		"RC $id "*) rc=${line#RC "$id" }; break ;;
 		"OUT $id "*) printf '%s' "${line#OUT "$id" }" | base64 -d ;;
 		esac
 	done <&3
+	kill "$poke" 2>/dev/null
 	return "$rc"
 }
 
