@@ -23,25 +23,24 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 dd if=/dev/urandom of=/mnt/blk/c/big bs=1M count="$(count 1 16)" 2>/dev/null
 sums() { (cd /mnt/blk && find . -type f | sort | xargs md5sum); }
+# remount_same WHEN: maps the export again and mounts it; every file's md5
+# must be what it was; then unmounts and unmaps.
+remount_same() {
+	dev=$(srnic blk map "$PEER" -p "$PORT") || fail "map $1"
+	mount -t ext4 "$dev" /mnt/blk || fail "mount $1"
+	sums >/tmp/sums.now
+	cmp /tmp/sums.before /tmp/sums.now || fail "files changed $1"
+	echo "ok: $(wc -l </tmp/sums.now) files unchanged $1"
+	umount /mnt/blk || fail "umount $1"
+	srnic blk unmap "$dev" || fail "unmap $1"
+}
 sums >/tmp/sums.before
 umount /mnt/blk || fail "umount"
 srnic blk unmap "$dev" || fail "unmap"
-dev=$(srnic blk map "$PEER" -p "$PORT") || fail "map again"
-mount -t ext4 "$dev" /mnt/blk || fail "mount again"
-sums >/tmp/sums.after
-cmp /tmp/sums.before /tmp/sums.after || fail "files changed across unmap and map"
-echo "ok: $(wc -l </tmp/sums.after) files unchanged after unmap and map"
-umount /mnt/blk || fail "umount (2)"
-srnic blk unmap "$dev" || fail "unmap (2)"
+remount_same "after unmap and map"
 peer ". /srnic/lib.sh; bg_kill_all"
 serve 2 || fail "the restarted server did not listen"
-dev=$(srnic blk map "$PEER" -p "$PORT") || fail "map after the server restarted"
-mount -t ext4 "$dev" /mnt/blk || fail "mount after the server restarted"
-sums >/tmp/sums.restart
-cmp /tmp/sums.before /tmp/sums.restart || fail "files changed across a server restart"
-echo "ok: files unchanged after the server restarted"
-umount /mnt/blk || fail "umount (3)"
-srnic blk unmap "$dev" || fail "unmap (3)"
+remount_same "after the server restarted"
 rmmod srnic_blk || fail "rmmod srnic_blk"
 peer ". /srnic/lib.sh; bg_kill_all"
 expect_idle
