@@ -143,14 +143,10 @@ impl Qp {
             // is free from here on, before the response's first byte is sent:
             // the peer may send its next Read Request as soon as it has this
             // response, possibly before this work is back from sending it.
-            let inbound = {
-                let mut rx = self.rx.lock();
-                let ir = self.conn.lock().irq.pop_value();
-                if ir.is_some() {
-                    rx.engine.read_response_started();
-                }
-                ir
-            };
+            let inbound = self.conn.lock().irq.pop_value();
+            if inbound.is_some() {
+                self.rx.lock().engine.read_response_started();
+            }
             if let Some(ir) = inbound {
                 match self.read_response(ir) {
                     Ok((wr, source)) => {
