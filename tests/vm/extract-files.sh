@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # Extract the files a VM exported (export_file in tests/vm/guest/lib.sh) from
-# the capture of its third serial port:
+# the capture of its virtio-serial port srnic.files:
 #
 #   SRNIC-FILE-BEGIN NAME
 #   <base64 of the gzipped file>

@@ -18,9 +18,9 @@
 # --cpus gives each VM N virtual CPUs (default: SRNIC_VM_CPUS, else 2), so
 # that races between CPUs are exercised (TCG runs them on separate threads).
 # VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
-# second serial line. The VMs share an Ethernet link (virtio-net on both ends of a
+# control line (a virtio-serial port, see vm() below). The VMs share an Ethernet link (virtio-net on both ends of a
 # QEMU socket netdev in UDP mode over loopback; the TCP mode leaves Nagle on and
-# delayed every second frame by 40 ms): a is 192.0.2.1, b is 192.0.2.2. Serial logs
+# delayed every second frame by 40 ms): a is 192.0.2.1, b is 192.0.2.2. Console logs
 # are kept in build/vm-logs/<timestamp>/. The run fails on any failed case, a
 # timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
 # either VM (a task hung for 20 s included), and ends with the line
@@ -31,8 +31,8 @@
 # seconds, .ci/run sets it) makes the run end, report included, by then
 # (Documentation/srnic/testing.rst).
 #
-# A case can hand files to the host (export_file in guest/lib.sh, over a third
-# serial port); they land in <logs>/files/. A case with a host check,
+# A case can hand files to the host (export_file in guest/lib.sh, over a
+# virtio-serial port of their own); they land in <logs>/files/. A case with a host check,
 # tests/vm/host/<case>.sh, passes only if the VM reported it ok and the check,
 # run here with the log directory as its argument, succeeds too.
 set -euo pipefail
@@ -116,13 +116,27 @@ fi
 # (QEMU's default -smp N topology is one socket of N cores: the guest would
 # bring up one CPU). The guest prints how many it brought up; that is checked
 # below.
-vm() { # vm NAME ADDR PEER NETDEV CHARDEV MAC_DIGIT GDB_PORT
+#
+# The lines out of a VM: the legacy serial port ttyS0 gets the kernel's messages
+# only (<logs>/NAME.boot: the kernel writes them by polling, from the first
+# line of the boot); everything else travels on virtio-serial, whose
+# interrupts are not the legacy ports' (under TCG those were lost, and a VM's
+# console and control line stopped for good: Documentation/srnic/testing.rst):
+# hvc0, the console of /init and the cases, and the kernel's messages once it
+# is up (<logs>/NAME.log); the port "srnic.ctl", the control line between the
+# VMs; the port "srnic.files", the files a case exports (<logs>/NAME.files).
+vm() { # vm NAME ADDR PEER NETDEV CTL_CHARDEV MAC_DIGIT GDB_PORT
 	timeout "$vm_timeout" qemu-system-x86_64 -accel $accel -cpu $cpu -m $mem \
 		-smp "$cpus,sockets=$cpus,cores=1,threads=1" -pidfile "$logs/$1.pid" -gdb "tcp:127.0.0.1:$7" \
-		-nographic -no-reboot -monitor none -serial "file:$logs/$1.log" -serial chardev:ctl -serial "file:$logs/$1.files" \
-		-chardev "$5" -netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
+		-nographic -no-reboot -monitor none -serial "file:$logs/$1.boot" \
+		-device virtio-serial-pci,id=vser \
+		-chardev "file,id=con,path=$logs/$1.log" -device virtconsole,bus=vser.0,nr=0,chardev=con \
+		-chardev "$5" -device virtserialport,bus=vser.0,nr=1,chardev=ctl,name=srnic.ctl \
+		-chardev "file,id=files,path=$logs/$1.files" \
+		-device virtserialport,bus=vser.0,nr=2,chardev=files,name=srnic.files \
+		-netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz$suite_deadline $bench" \
+		-append "console=ttyS0 console=hvc0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz$suite_deadline $bench" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
@@ -157,7 +171,7 @@ boot_watch() {
 		booted $v && continue
 		echo $v >>"$logs/boot-hang"
 		log "VM $v did not reach its init within $boot_limit s; its last console lines and vCPUs:"
-		tr -d '\r' <"$logs/$v.log" | tail -n 3 | sed 's/^/    /' >&2
+		tr -d '\r' <"$logs/$v.boot" | tail -n 3 | sed 's/^/    /' >&2
 		port=$gdb_port_a; [ $v = b ] && port=$gdb_port_b
 		if command -v gdb >/dev/null; then
 			timeout 120 gdb -q -batch -nx -ex "set pagination off" -ex "target remote 127.0.0.1:$port" \
@@ -223,6 +237,7 @@ for attempt in 1 2; do
 	log "warning: VM(s) $(tr '\n' ' ' <"$logs/boot-hang")hung while booting (before srnic was loaded); booting again"
 	for v in a b; do
 		mv "$logs/$v.log" "$logs/$v.log.boot-hang"
+		mv "$logs/$v.boot" "$logs/$v.boot.boot-hang"
 		: >"$logs/$v.files"
 	done
 done
@@ -240,7 +255,9 @@ for v in a b; do
 		log "VM $v brought up ${online:-an unknown number of} CPUs, not $cpus"
 		fail=1
 	fi
-	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object 0x|blocked for more than' "$logs/$v.log" >"$logs/$v.reports"; then
+	# The kernel's messages are all in NAME.boot; kmemleak's reports (printed
+	# by /init) are in NAME.log.
+	if grep -nE 'Oops|BUG:|WARNING:|KASAN:|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Kernel panic|Call Trace:|unreferenced object 0x|blocked for more than' "$logs/$v.boot" "$logs/$v.log" >"$logs/$v.reports"; then
 		log "kernel reports in VM $v:"; cat "$logs/$v.reports" >&2
 		fail=1
 	fi
@@ -290,6 +307,14 @@ sed -n 's/^# time: \([^ ]*\) \([0-9]*\) s (budget \([0-9]*\) s)$/\1 \2 \3/p' "$l
 	while read -r name secs budget; do
 		[ "$secs" -le "$budget" ] || log "warning: $name took $secs s, over its budget of $budget s"
 	done
+# Why each failed case failed (its last lines), at the end where a CI log's
+# tail shows it.
+awk '/^# ---- [^ ]*$/ { n = 0 } /^# / { buf[n++ % 20] = $0 }
+	/^not ok / {
+		print "--- " $0 ": its last lines"
+		for (i = (n > 20 ? n - 20 : 0); i < n; i++) print "    " buf[i % 20]
+		n = 0
+	}' "$logs/ktap" >&2 || true
 log "VM time: $vm_seconds s ($((vm_seconds / 60)) min $((vm_seconds % 60)) s) for $(grep -cE '^(ok|not ok) ' "$logs/ktap" || true) cases"
 passed=$(grep -cE '^ok ' "$logs/ktap" || true)
 failed=$(grep -cE '^not ok ' "$logs/ktap" || true)

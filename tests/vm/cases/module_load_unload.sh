@@ -13,9 +13,9 @@ done
 insmod "$SRNIC_KO"
 expect_eq "mode of /dev/srnic" "$(stat -c %a /dev/srnic)" 666
 # An open file holds a reference on the module.
-exec 3</dev/srnic
+exec 5</dev/srnic
 if rmmod srnic 2>/dev/null; then fail "rmmod succeeded while /dev/srnic was open"; fi
 echo "ok: rmmod refused while open"
-exec 3<&-
+exec 5<&-
 check "rmmod after close" rmmod srnic
 pass

@@ -1,46 +1,55 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shell library of the srnic test VMs: KTAP output, the control channel to the
-# peer VM (a serial line, /dev/ttyS1, independent of the network link under
-# test), and kmemleak reporting. Sourced by /init and by every case.
+# peer VM (a virtio-serial port, independent of the network link under test),
+# and kmemleak reporting. Sourced by /init and by every case.
 
-CTL=/dev/ttyS1
+# Sourced once per shell: a peer command, run in a subshell of the peer's
+# command loop whose shell has sourced it, skips it ($$ is the main shell's pid
+# in its subshells too).
+[ "${SRNIC_LIB_OF:-}" = "$$" ] && return 0
+SRNIC_LIB_OF=$$
+
+# The control line (/init finds its virtio-serial port, SRNIC_CTL).
+CTL=${SRNIC_CTL:-/dev/ttyS1}
 SRNIC_KO=/srnic/srnic.ko
 PEER_TIMEOUT=${PEER_TIMEOUT:-600}
 
-# The control line stays open on fd 3 for the whole script: a serial port that
-# no process holds open drops what arrives, so opening it per message (write,
-# close, reopen to read the answer) lost answers that came back quickly.
+# The control line stays open on fd 3, opened once by /init and inherited by
+# every process (a virtio-serial port can be open only once at a time; fd 3 is
+# the control line's in every case script).
 ctl_setup() {
 	[ -n "$CTL_OPEN" ] && return 0
 	exec 3<>"$CTL"
-	stty -F "$CTL" raw -echo 115200 2>/dev/null
 	CTL_OPEN=1
+	export CTL_OPEN
 }
 
-# peer CMD...: runs CMD with sh on the peer VM, prints its output, returns its
-# exit status (255 when no answer came within PEER_TIMEOUT s, scaled). Commands
-# and output travel base64-encoded, one line each way, tagged with an id of
-# this call: an answer that comes after its caller gave up (or was killed) is
-# skipped by the next caller instead of being taken for its own.
+# peer CMD...: runs the shell command CMD on the peer VM, prints its output,
+# returns its exit status (255 when no answer came within PEER_TIMEOUT s,
+# scaled). A command of one line travels as it is ("SH ID CMD"), one of several
+# lines base64-encoded ("CMD ID B64"); output comes back base64-encoded, one
+# line, tagged with the id of this call: an answer that comes after its caller
+# gave up (or was killed) is skipped by the next caller instead of being taken
+# for its own. Under TCG every process costs about 0.1 s in the debug kernel,
+# so this runs none in the common case (a case calls it dozens of times).
 #
-# Under TCG a serial port's transmit interrupt can be lost: the peer's answer
-# then stays in its port until the port receives something (the 8250 driver
-# transmits on any of its interrupts). So while it waits, a PING goes to the
-# peer every 10 s; the peer answers READY, which is skipped here.
+# The peer runs CMD in a subshell of its command loop, which has sourced this
+# file: ". /srnic/lib.sh" in CMD costs nothing there (the guard at its top).
 peer() {
 	ctl_setup
-	local id line rc=255 poke
+	local id line rc=255 nl='
+'
 	read -r id </proc/sys/kernel/random/uuid
-	printf 'CMD %s %s\n' "$id" "$(printf '%s' "$*" | base64 -w0)" >&3
-	(while sleep 10; do echo PING >&3 || exit 0; done) </dev/null >/dev/null 2>&1 &
-	poke=$!
-	while IFS= read -r -t "$(scaled "$PEER_TIMEOUT")" line; do
+	case "$*" in
+	*"$nl"*) printf 'CMD %s %s\n' "$id" "$(printf '%s' "$*" | base64 -w0)" >&3 ;;
+	*) printf 'SH %s %s\n' "$id" "$*" >&3 ;;
+	esac
+	while IFS= read -r -t "$((PEER_TIMEOUT * TIME_SCALE))" line; do
 		case "$line" in
 		"RC $id "*) rc=${line#RC "$id" }; break ;;
 		"OUT $id "*) printf '%s' "${line#OUT "$id" }" | base64 -d ;;
 		esac
 	done <&3
-	kill "$poke" 2>/dev/null
 	return "$rc"
 }
 
@@ -50,33 +59,46 @@ peer() {
 peer_serve() {
 	ctl_setup
 	echo READY >&3
-	local line id rest
-	while IFS= read -r line; do
+	local line rest eofs=0
+	while :; do
+		if ! IFS= read -r line <&3; then
+			# End of file: the line's other end is not connected (a
+			# virtio-serial port reads so then). Wait for it (60 s).
+			eofs=$((eofs + 1))
+			[ $eofs -lt 600 ] || break
+			sleep 0.1
+			continue
+		fi
+		eofs=0
 		case "$line" in
 		PING) echo READY >&3 ;;
+		"SH "*)
+			rest=${line#SH }
+			peer_run "${rest%% *}" "${rest#* }" &
+			;;
 		"CMD "*)
 			rest=${line#CMD }
-			id=${rest%% *}
-			peer_run "$id" "${rest#* }" &
+			# (Expanded in the background job: the loop does not wait.)
+			peer_run "${rest%% *}" "$(printf '%s' "${rest#* }" | base64 -d)" &
 			;;
 		FINISH) break ;;
 		esac
-	done <&3
+	done
 }
 
-# peer_run ID B64CMD: one command of peer_serve, its answer tagged with ID.
+# peer_run ID CMD: one command of peer_serve, run by eval in this subshell (no
+# new shell to start), its answer tagged with ID.
 peer_run() {
-	local cmd out rc
-	cmd=$(printf '%s' "$2" | base64 -d)
-	out=$(sh -c "$cmd" 2>&1 </dev/null)
+	local out rc
+	out=$(eval "$2" 2>&1 </dev/null)
 	rc=$?
 	[ -n "$out" ] && printf 'OUT %s %s\n' "$1" "$(printf '%s\n' "$out" | base64 -w0)" >&3
 	printf 'RC %s %s\n' "$1" "$rc" >&3
 }
 
-# peer_wait_ready: waits (120 s) until the peer answers. A port that no
-# process holds open drops what arrives, so the peer's first READY is lost
-# when it comes before this VM opened its end: ask again (PING) every 2 s.
+# peer_wait_ready: waits (120 s) until the peer answers. The peer's first
+# READY can come before this VM opened its end (or a PING before the peer
+# listens): ask again (PING) every 2 s.
 peer_wait_ready() {
 	ctl_setup
 	local line n=60
@@ -96,7 +118,11 @@ peer_finish() { ctl_setup; echo FINISH >&3; }
 # ---- Time ----
 
 # uptime_cs: centiseconds since boot.
-uptime_cs() { tr -d . </proc/uptime | cut -d' ' -f1; }
+uptime_cs() {
+	local u _
+	read -r u _ </proc/uptime
+	echo "${u%.*}${u#*.}"
+}
 
 # Every fixed bound below (case timeouts, waits for the peer) is written for
 # the reference machine (2 cores, TCG, debug kernel) and multiplied by
@@ -129,7 +155,7 @@ count() { if [ "${LONG_RUN:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 # wait_until SECONDS CMD...: runs CMD every 0.2 s until it succeeds (0) or
 # SECONDS (scaled) have passed (1).
 wait_until() {
-	local n=$(($(scaled "$1") * 5))
+	local n=$(($1 * TIME_SCALE * 5))
 	shift
 	while ! "$@"; do
 		n=$((n - 1))
@@ -286,26 +312,47 @@ run_cases() {
 # idle in both VMs (every object gauge at zero) and unloads it from both. A
 # failure is written to /tmp/.cleanup_failed.
 case_cleanup() { # case_cleanup VERDICT
-	local why=
+	local why= prc
 	if [ "$1" = "not ok" ]; then
 		# What srnic said (its pr_info lines stay off the console).
 		echo "srnic's last kernel messages here:"
 		dmesg | grep -i srnic | tail -n 20
 		echo "and on the peer:"
 		peer "dmesg | grep -i srnic | tail -n 20"
+		# And what the background commands of the case printed last.
+		bg_logs
+		peer ". /srnic/lib.sh; bg_logs"
 	fi
-	bg_kill_all
-	peer ". /srnic/lib.sh; bg_kill_all" || why="the peer did not answer"
-	clients_unload
-	peer ". /srnic/lib.sh; clients_unload"
-	siw_gone
-	peer ". /srnic/lib.sh; siw_gone"
-	if srnic_loaded || [ "$(peer ". /srnic/lib.sh; srnic_loaded && echo yes")" = yes ]; then
-		idle_wait 10 || why="${why:+$why; }srnic not idle"
-	fi
-	unload_checked || why="${why:+$why; }srnic could not be unloaded here"
-	peer ". /srnic/lib.sh; unload_checked" || why="${why:+$why; }srnic could not be unloaded on the peer"
+	# Both halves at once: one peer command, not one per step.
+	peer ". /srnic/lib.sh; cleanup_here" >/tmp/.cleanup_peer 2>&1 &
+	prc=$!
+	cleanup_here || why="the cleanup failed here"
+	wait "$prc"
+	case $? in
+	0) ;;
+	255) why="${why:+$why; }the peer did not answer" ;;
+	*) why="${why:+$why; }the cleanup failed on the peer" ;;
+	esac
+	cat /tmp/.cleanup_peer
 	[ -z "$why" ] || echo "$why" >/tmp/.cleanup_failed
+}
+
+# cleanup_here: one VM's half of case_cleanup: kills what the case started in
+# the background, unloads srnic's kernel clients and a siw0 left behind,
+# waits (10 s, scaled) until srnic holds nothing, and unloads it. Prints what
+# went wrong and returns 1 if anything did.
+cleanup_here() {
+	local bad=0
+	bg_kill_all
+	clients_unload
+	siw_gone
+	if srnic_loaded && ! wait_until 10 srnic_idle; then
+		echo "srnic not idle in $ROLE after $(scaled 10) s: $(srnic_usage)"
+		srnic_holders
+		bad=1
+	fi
+	unload_checked || bad=1
+	return $bad
 }
 
 # Helpers for case scripts. A case ends with `pass` (at its top level, not in a
@@ -412,7 +459,7 @@ memcg_new() {
 }
 
 # srnic_loaded: whether srnic is loaded in this VM.
-srnic_loaded() { grep -q '^srnic ' /proc/modules; }
+srnic_loaded() { [ -d /sys/module/srnic ]; }
 
 # srnic_holders: the processes of this VM that have /dev/srnic open.
 srnic_holders() {
@@ -424,7 +471,11 @@ srnic_holders() {
 	return 0
 }
 
-srnic_refcnt_zero() { [ "$(cat /sys/module/srnic/refcnt 2>/dev/null)" = 0 ]; }
+srnic_refcnt_zero() {
+	local n=
+	read -r n </sys/module/srnic/refcnt 2>/dev/null
+	[ "$n" = 0 ]
+}
 
 # unload_checked: unloads srnic from this VM if it is loaded. Waits (10 s,
 # scaled) for its reference count to drop to 0, then rmmod; when that fails,
@@ -454,6 +505,18 @@ bg_start() {
 	setsid sh -c 'sh -c "$1" >"/tmp/$2.log" 2>&1; echo $? >"/tmp/$2.rc"' _ "$2" "$1" \
 		</dev/null >/dev/null 2>&1 &
 	echo $! >>/tmp/.bg_sessions
+	echo "$1" >>/tmp/.bg_names
+}
+
+# bg_logs: the last lines of every background command bg_start started in
+# this VM since the last bg_kill_all (for a failed case's report).
+bg_logs() {
+	local n
+	[ -f /tmp/.bg_names ] || return 0
+	for n in $(cat /tmp/.bg_names); do
+		echo "-- the last lines of background command $n in $ROLE:"
+		tail -n 15 "/tmp/$n.log" 2>/dev/null
+	done
 }
 
 # bg_kill_all: kills every session bg_start started in this VM.
@@ -461,7 +524,7 @@ bg_kill_all() {
 	local s
 	[ -f /tmp/.bg_sessions ] || return 0
 	for s in $(cat /tmp/.bg_sessions); do kill -9 -- "-$s" 2>/dev/null; done
-	rm -f /tmp/.bg_sessions
+	rm -f /tmp/.bg_sessions /tmp/.bg_names
 	return 0
 }
 
@@ -547,24 +610,27 @@ IDLE_USAGE="$IDLE_USAGE rmpp_endpoints=0 rmpp_endpoints_lingering=0 rmpp_active_
 # srnic_usage: the gauges of this VM as "name=value ..." in GAUGES order;
 # IDLE_USAGE when srnic is not loaded (it holds nothing then).
 srnic_usage() {
-	local st g v out=
 	srnic_loaded || { echo "$IDLE_USAGE"; return 0; }
-	st=$(srnic stats) || { echo "srnic stats failed"; return 0; }
-	for g in $GAUGES; do
-		v=$(echo "$st" | sed -n "s/^$g: //p")
-		out="$out${out:+ }$g=${v:-?}"
-	done
-	echo "$out"
+	# One awk for all gauges (every process costs about 0.1 s here); a gauge
+	# that `srnic stats` did not print (say it failed) shows as "?".
+	srnic stats | awk -v gauges="$GAUGES" '
+		{ k = $1; sub(/:$/, "", k); v[k] = $2 }
+		END {
+			n = split(gauges, g, " ")
+			for (i = 1; i <= n; i++)
+				printf "%s%s=%s", (i > 1 ? " " : ""), g[i], (g[i] in v ? v[g[i]] : "?")
+			print ""
+		}'
 }
 
 srnic_idle() { [ "$(srnic_usage)" = "$IDLE_USAGE" ]; }
-both_idle() { srnic_idle && peer ". /srnic/lib.sh; srnic_idle"; }
 
 # idle_wait SECONDS: waits (scaled) until srnic holds nothing in either VM
 # (cleanup finishes when the last work item in flight drops its references);
-# otherwise prints what each still holds and returns 1.
+# otherwise prints what each still holds and returns 1. The peer waits on its
+# own side: one peer command, not one per poll.
 idle_wait() {
-	wait_until "$1" both_idle && return 0
+	wait_until "$1" srnic_idle && peer ". /srnic/lib.sh; wait_until $1 srnic_idle" && return 0
 	echo "srnic not idle after $(scaled "$1") s:"
 	echo "  here: $(srnic_usage)"
 	srnic_holders
@@ -658,7 +724,7 @@ siw_up() { rdma link add siw0 type siw netdev eth0 && rdma link show siw0/1 || f
 siw_down() { rdma link delete siw0; }
 # siw_gone: deletes siw0 in this VM if a case left it (case_cleanup).
 siw_gone() {
-	rdma link show siw0/1 >/dev/null 2>&1 || return 0
+	[ -e /sys/class/infiniband/siw0 ] || return 0
 	echo "deleting the siw0 left behind in $ROLE"
 	rdma link delete siw0
 }
@@ -679,12 +745,11 @@ wait_listen() {
 	fi
 }
 
-# export_file NAME PATH: hands PATH to the host through the third serial port
+# export_file NAME PATH: hands PATH to the host through the port srnic.files
 # (run.sh saves it as <logs>/files/NAME for the case's host check, see
 # tests/vm/host/). gzip, base64, and the md5 of the gzip stream to check it.
-FILES_TTY=/dev/ttyS2
+FILES_TTY=${SRNIC_FILES:-/dev/ttyS2}
 export_file() {
-	stty -F "$FILES_TTY" raw -echo 115200 2>/dev/null
 	gzip -c "$2" >/tmp/.export.gz
 	{
 		echo "SRNIC-FILE-BEGIN $1"
