@@ -2,7 +2,7 @@
 # budget: 90
 # timeout: 300
 # abi_fuzz: the ABI under fuzzing. srnic-vmtest abi-fuzz runs as root on VM a
-# for 60 s (check-long: 600 s; `make fuzz-abi DURATION=N`: N s) with 4 threads
+# for 40 s (check-long: 600 s; `make fuzz-abi DURATION=N`: N s) with 4 threads
 # sharing two files and 2 child processes that are killed with SIGKILL at
 # random moments and restarted: random sequences of raw ioctl, read, write and
 # poll calls with random and boundary arguments (see
@@ -18,7 +18,7 @@
 # files per VM (two of the fuzzer, two of each child) stay far from the VM's
 # memory.
 . /srnic/lib.sh
-SECS=${FUZZ_SECONDS:-$(count 60 600)}
+SECS=${FUZZ_SECONDS:-$(count 40 600)}
 SEED=${FUZZ_SEED:-$(date +%s)}
 PORTS=29400
 REPORTS='BUG:|WARNING:|KASAN:|Oops|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU|Call Trace:'

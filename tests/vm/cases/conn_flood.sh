@@ -5,9 +5,8 @@
 # 1. VM a holds N TCP connections that send nothing and N that send half an MPA
 #    Request header (N = 300; check-long: 1,000) to a srnic listener (backlog
 #    8) on VM b, whose request timeout is raised to 10 minutes: only eviction
-#    can make room. With the flood in place, a real client on VM a moves 4 MiB
-#    (check-long: 16 MiB) verified (WRITE, CRC)
-#    through the same listener. Checked: the transfer; meanwhile VM b holds at
+#    can make room. With the flood in place, a real client on VM a moves 1 MiB
+#    (check-long: 16 MiB) verified (WRITE, CRC) through the same listener. Checked: the transfer; meanwhile VM b holds at
 #    most 2 x 8 connection requests and 2 x 8 + 2 sockets; while the listener
 #    still stands, the flood's connections were closed by the server (evicted)
 #    but for at most 8.
@@ -16,7 +15,7 @@
 . /srnic/lib.sh
 load_srnic_both
 N=$(count 300 1000)
-SIZE=$(count 4194304 16777216)
+SIZE=$(count 1048576 16777216)
 BACKLOG=8
 P=$((XFER_PORT + 60))
 TIMEOUT_PARAM=/sys/module/srnic/parameters/mpa_request_timeout_ms

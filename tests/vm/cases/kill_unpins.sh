@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 100
 # kill_unpins: a process SIGKILLed in the middle of RDMA transfers leaves nothing
-# behind. srnic-vmtest stress registers 16 MiB on each side and keeps RDMA
-# WRITEs and READs in flight. Round 1 kills the client (here), round 2 the
+# behind. srnic-vmtest stress registers 4 MiB (1,024 pages) on each side and
+# keeps RDMA WRITEs and READs in flight. Round 1 kills the client (here), round 2 the
 # server (peer). Each time: both sides had pages pinned while it ran; the
 # survivor's QP reports DISCONNECTED and the survivor exits 0; within 10 s
 # srnic holds nothing in either VM (expect_idle: every object gauge at zero;
@@ -23,8 +23,8 @@ pinned_while_running() {
 
 # Round 1: kill the client.
 rm -f /tmp/stress.pid
-peer_bg stress_srv "srnic-vmtest stress -s -p 19800 -t 60 --size 16777216"
-srnic-vmtest stress -c "$PEER" -p 19800 -t 60 --size 16777216 --pidfile /tmp/stress.pid >/tmp/stress.log 2>&1 &
+peer_bg stress_srv "srnic-vmtest stress -s -p 19800 -t 60 --size 4194304"
+srnic-vmtest stress -c "$PEER" -p 19800 -t 60 --size 4194304 --pidfile /tmp/stress.pid >/tmp/stress.log 2>&1 &
 pid=$!
 check "client transfers running" wait_until 120 test -f /tmp/stress.pid
 pinned_while_running
@@ -39,8 +39,8 @@ expect_idle
 
 # Round 2: kill the server.
 peer "rm -f /tmp/stress.pid"
-peer_bg stress_srv2 "srnic-vmtest stress -s -p 19810 -t 60 --size 16777216 --pidfile /tmp/stress.pid"
-srnic-vmtest stress -c "$PEER" -p 19810 -t 60 --size 16777216 >/tmp/stress2.log 2>&1 &
+peer_bg stress_srv2 "srnic-vmtest stress -s -p 19810 -t 60 --size 4194304 --pidfile /tmp/stress.pid"
+srnic-vmtest stress -c "$PEER" -p 19810 -t 60 --size 4194304 >/tmp/stress2.log 2>&1 &
 pid=$!
 check "client transfers running" wait_until 120 grep -q "transfers running" /tmp/stress2.log
 pinned_while_running
