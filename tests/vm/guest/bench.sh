@@ -6,7 +6,8 @@
 # Settings (environment): BENCH_REPS repetitions (default 5), BENCH_TINY=1
 # for one message size and short runs (make check), BENCH_ROWS all (default),
 # rdma (the RDMA and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
-# BENCH_LAT_TESTS the perftest programs to run (default: all six), BENCH_CSV
+# BENCH_LAT_TESTS the perftest programs to run (default: all six),
+# BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc), BENCH_CSV
 # the samples' file (default /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
@@ -41,14 +42,15 @@ else
 	BW_BYTES=$((64 * 1024 * 1024))
 	LAT_ITERS=2000
 fi
-RDMA_SYSTEMS="siw srnic srnic-crc"
+RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
 BLK_SYSTEMS="srnic_blk nbd nvme-tcp nvme-rdma"
 # fio's rows: TEST:BLOCK_SIZE:QUEUE_DEPTH (IOPS for 4 KiB, MiB/s for 1 MiB).
 BLK_ROWS="randread:4096:32 randwrite:4096:32 read:1048576:4 write:1048576:4"
 BENCH_ROWS=${BENCH_ROWS:-all}
 if [ "${BENCH_TINY:-0}" = 1 ]; then BLK_RUNTIME=2; else BLK_RUNTIME=10; fi
 BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
-BENCH_LAT_TESTS=${BENCH_LAT_TESTS:-write_lat send_lat read_lat}
+# (Set but empty: no latency rows besides TCP's.)
+BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 # One program run may take this long before it counts as failed.
 T=$(scaled 600)
 bench_port=7600
