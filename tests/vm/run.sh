@@ -118,13 +118,14 @@ fi
 # below.
 #
 # The lines out of a VM: the legacy serial port ttyS0 gets the kernel's messages
-# only (<logs>/NAME.boot: the kernel writes them by polling, from the first
-# line of the boot); everything else travels on virtio-serial, whose
-# interrupts are not the legacy ports' (under TCG those were lost, and a VM's
-# console and control line stopped for good: Documentation/srnic/testing.rst):
-# hvc0, the console of /init and the cases, and the kernel's messages once it
-# is up (<logs>/NAME.log); the port "srnic.ctl", the control line between the
-# VMs; the port "srnic.files", the files a case exports (<logs>/NAME.files).
+# (<logs>/NAME.boot: the kernel writes them by polling); everything else
+# travels on virtio-serial, whose interrupts are not the legacy ports' (under
+# TCG those were lost, and a VM's console and control line stopped for good:
+# Documentation/srnic/testing.rst): hvc0, the console of /init and the cases
+# (<logs>/NAME.log; not a kernel console: virtio's console frees memory while
+# it prints, which kmemleak's own messages under its object lock turned into
+# a lockdep report); the port "srnic.ctl", the control line between the VMs;
+# the port "srnic.files", the files a case exports (<logs>/NAME.files).
 vm() { # vm NAME ADDR PEER NETDEV CTL_CHARDEV MAC_DIGIT GDB_PORT
 	timeout "$vm_timeout" qemu-system-x86_64 -accel $accel -cpu $cpu -m $mem \
 		-smp "$cpus,sockets=$cpus,cores=1,threads=1" -pidfile "$logs/$1.pid" -gdb "tcp:127.0.0.1:$7" \
@@ -136,7 +137,7 @@ vm() { # vm NAME ADDR PEER NETDEV CTL_CHARDEV MAC_DIGIT GDB_PORT
 		-device virtserialport,bus=vser.0,nr=2,chardev=files,name=srnic.files \
 		-netdev "$4" -device virtio-net-pci,netdev=n0,mac=52:54:00:12:34:0$6 \
 		-kernel "$kdir/arch/x86/boot/bzImage" -initrd "$build/initramfs.cpio.gz" \
-		-append "console=ttyS0 console=hvc0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz$suite_deadline $bench" \
+		-append "console=ttyS0 srnic.console=hvc0 loglevel=6 panic=-1 $clock srnic.role=$1 srnic.addr=$2 srnic.peer=$3 srnic.mode=$mode srnic.long=$long srnic.cases=$caselist$fuzz$suite_deadline $bench" \
 		</dev/null >"$logs/$1.qemu" 2>&1
 }
 
