@@ -77,6 +77,14 @@ pub(crate) const RMPP_MAX_RX_QUEUE: usize = 4096;
 pub(crate) const MAX_LISTENERS: usize = 64;
 /// Connection requests waiting for accept or reject, per context.
 pub(crate) const MAX_CONN_REQS: usize = 256;
+
+// Every handle table fits its handles' index bits.
+const _: () = {
+    use crate::verbs::table::MAX_OBJECTS;
+    assert!(MAX_PD <= MAX_OBJECTS && MAX_CQ <= MAX_OBJECTS && MAX_QP <= MAX_OBJECTS);
+    assert!(MAX_LISTENERS <= MAX_OBJECTS && MAX_CONN_REQS <= MAX_OBJECTS);
+    assert!(MAX_RMPP_ENDPOINTS <= MAX_OBJECTS);
+};
 /// Largest wire size of the FPDUs srnic sends (header, payload, pad and CRC);
 /// the TCP MSS bounds them further (one FPDU per segment, see `Qp::establish`).
 pub(crate) const FPDU_BUDGET: usize = 16384;

@@ -1,17 +1,52 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Handle tables: the per-file integers user space names objects by.
 //!
-//! A handle is a slot index plus one, so 0 is never valid; freed slots are reused.
-//! Each table has a fixed maximum size, one of the limits `QUERY_DEVICE` reports.
+//! A handle is a slot index plus one (so 0 is never valid) in its low
+//! [`INDEX_BITS`] bits, and the slot's generation above them: freed slots are
+//! reused, but under a new handle. So an event of a destroyed object that is
+//! still queued for `read()` (a QP's DISCONNECTED pushed just before the
+//! destroy) never names the object that took its slot, and a stale handle
+//! gets `EINVAL`. Handles stay below 2^24 (rdma-core's `qp_num` is the QP's
+//! handle). Each table has a fixed maximum size, one of the limits
+//! `QUERY_DEVICE` reports.
 
 use crate::sys::gfp::ACCOUNTED;
 use kernel::{alloc::KVec, prelude::*};
 
+/// Bits of a handle that hold the slot index plus one.
+const INDEX_BITS: u32 = 13;
+/// Bits above them that hold the slot's generation.
+const GEN_BITS: u32 = 11;
+/// The largest table.
+pub(crate) const MAX_OBJECTS: usize = (1 << INDEX_BITS) - 1;
+
+/// One slot: its generation (counts the objects it held) and its object.
+struct Slot<T> {
+    gen: u32,
+    obj: Option<T>,
+}
+
 /// A bounded table of objects indexed by handle.
 pub(crate) struct Table<T> {
-    slots: KVec<Option<T>>,
+    slots: KVec<Slot<T>>,
     max: usize,
     live: usize,
+}
+
+/// The handle of slot `idx` in generation `gen`.
+fn handle_of(idx: usize, gen: u32) -> Result<u32> {
+    let n = u32::try_from(idx + 1).map_err(|_| ENOMEM)?;
+    if n >= 1 << INDEX_BITS {
+        return Err(ENOMEM);
+    }
+    Ok((gen << INDEX_BITS) | n)
+}
+
+/// The slot index and generation `handle` names (`EINVAL` for 0).
+fn split(handle: u32) -> Result<(usize, u32)> {
+    let n = handle & ((1 << INDEX_BITS) - 1);
+    let idx = (n as usize).checked_sub(1).ok_or(EINVAL)?;
+    Ok((idx, handle >> INDEX_BITS))
 }
 
 impl<T> Table<T> {
@@ -29,33 +64,47 @@ impl<T> Table<T> {
         if self.live >= self.max {
             return Err(ENOMEM);
         }
-        let idx = self.slots.iter().position(|s| s.is_none()).unwrap_or(self.slots.len());
-        u32::try_from(idx + 1).map_err(|_| ENOMEM)
+        match self.slots.iter().position(|s| s.obj.is_none()) {
+            Some(idx) => handle_of(idx, self.slots[idx].gen),
+            None => handle_of(self.slots.len(), 0),
+        }
     }
 
     /// Stores `obj` and returns its handle (the one [`Self::next_handle`] said).
     pub(crate) fn insert(&mut self, obj: T) -> Result<u32> {
         let handle = self.next_handle()?;
-        let idx = handle as usize - 1;
+        let (idx, gen) = split(handle)?;
         if idx == self.slots.len() {
-            self.slots.push(Some(obj), ACCOUNTED)?;
+            self.slots.push(Slot { gen, obj: Some(obj) }, ACCOUNTED)?;
         } else {
-            self.slots[idx] = Some(obj);
+            self.slots[idx].obj = Some(obj);
         }
         self.live += 1;
         Ok(handle)
     }
 
-    /// The object named by `handle`.
-    pub(crate) fn get(&self, handle: u32) -> Result<&T> {
-        let idx = (handle as usize).checked_sub(1).ok_or(EINVAL)?;
-        self.slots.get(idx).and_then(Option::as_ref).ok_or(EINVAL)
+    /// The slot `handle` names, if its generation is the slot's.
+    fn slot_mut(&mut self, handle: u32) -> Result<&mut Slot<T>> {
+        let (idx, gen) = split(handle)?;
+        self.slots.get_mut(idx).filter(|s| s.gen == gen).ok_or(EINVAL)
     }
 
-    /// Removes and returns the object named by `handle`.
+    /// The object named by `handle`.
+    pub(crate) fn get(&self, handle: u32) -> Result<&T> {
+        let (idx, gen) = split(handle)?;
+        self.slots
+            .get(idx)
+            .filter(|s| s.gen == gen)
+            .and_then(|s| s.obj.as_ref())
+            .ok_or(EINVAL)
+    }
+
+    /// Removes and returns the object named by `handle`; its slot's next
+    /// object gets a new handle.
     pub(crate) fn remove(&mut self, handle: u32) -> Result<T> {
-        let idx = (handle as usize).checked_sub(1).ok_or(EINVAL)?;
-        let obj = self.slots.get_mut(idx).and_then(Option::take).ok_or(EINVAL)?;
+        let slot = self.slot_mut(handle)?;
+        let obj = slot.obj.take().ok_or(EINVAL)?;
+        slot.gen = (slot.gen + 1) & ((1 << GEN_BITS) - 1);
         self.live -= 1;
         Ok(obj)
     }
@@ -70,11 +119,11 @@ impl<T> Table<T> {
 }
 
 /// The objects a [`Table::drain`] took out.
-pub(crate) struct Drained<T>(KVec<Option<T>>);
+pub(crate) struct Drained<T>(KVec<Slot<T>>);
 
 impl<T> Drained<T> {
     /// The objects.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
-        self.0.iter().flatten()
+        self.0.iter().filter_map(|s| s.obj.as_ref())
     }
 }
