@@ -18,10 +18,11 @@
 # --cpus gives each VM N virtual CPUs (default: SRNIC_VM_CPUS, else 2), so
 # that races between CPUs are exercised (TCG runs them on separate threads).
 # VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
-# control line (a virtio-serial port, see vm() below). The VMs share an Ethernet link (virtio-net on both ends of a
-# QEMU socket netdev in UDP mode over loopback; the TCP mode leaves Nagle on and
-# delayed every second frame by 40 ms): a is 192.0.2.1, b is 192.0.2.2. Console logs
-# are kept in build/vm-logs/<timestamp>/. The run fails on any failed case, a
+# control line (a virtio-serial port, see vm() below). The VMs share an
+# Ethernet link (virtio-net on both ends of a QEMU socket netdev in UDP mode
+# over loopback; the TCP mode leaves Nagle on and delayed every second frame
+# by 40 ms): a is 192.0.2.1, b is 192.0.2.2. Console logs are kept in
+# build/vm-logs/<timestamp>/. The run fails on any failed case, a
 # timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
 # either VM (a task hung for 20 s included), and ends with the line
 # "N passed, N failed". It prints each case as it starts and ends, the VM
@@ -32,9 +33,10 @@
 # (Documentation/srnic/testing.rst).
 #
 # A case can hand files to the host (export_file in guest/lib.sh, over a
-# virtio-serial port of their own); they land in <logs>/files/. A case with a host check,
-# tests/vm/host/<case>.sh, passes only if the VM reported it ok and the check,
-# run here with the log directory as its argument, succeeds too.
+# virtio-serial port of their own); they land in <logs>/files/. A case with a
+# host check, tests/vm/host/<case>.sh, passes only if the VM reported it ok
+# and the check, run here with the log directory as its argument, succeeds
+# too.
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 

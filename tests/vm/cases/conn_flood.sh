@@ -6,7 +6,8 @@
 #    Request header (N = 300; check-long: 1,000) to a srnic listener (backlog
 #    8) on VM b, whose request timeout is raised to 10 minutes: only eviction
 #    can make room. With the flood in place, a real client on VM a moves 1 MiB
-#    (check-long: 16 MiB) verified (WRITE, CRC) through the same listener. Checked: the transfer; meanwhile VM b holds at
+#    (check-long: 16 MiB) verified (WRITE, CRC) through the same listener.
+#    Checked: the transfer; meanwhile VM b holds at
 #    most 2 x 8 connection requests and 2 x 8 + 2 sockets; while the listener
 #    still stands, the flood's connections were closed by the server (evicted)
 #    but for at most 8.

@@ -2,8 +2,8 @@
 # budget: 100
 # kill_unpins: a process SIGKILLed in the middle of RDMA transfers leaves nothing
 # behind. srnic-vmtest stress registers 4 MiB (1,024 pages) on each side and
-# keeps RDMA WRITEs and READs in flight. Round 1 kills the client (here), round 2 the
-# server (peer). Each time: both sides had pages pinned while it ran; the
+# keeps RDMA WRITEs and READs in flight. Round 1 kills the client (here), round
+# 2 the server (peer). Each time: both sides had pages pinned while it ran; the
 # survivor's QP reports DISCONNECTED and the survivor exits 0; within 10 s
 # srnic holds nothing in either VM (expect_idle: every object gauge at zero;
 # kmemleak is checked by the harness at the end).
