@@ -346,11 +346,7 @@ cleanup_here() {
 	bg_kill_all
 	clients_unload
 	siw_gone
-	if srnic_loaded && ! wait_until 10 srnic_idle; then
-		echo "srnic not idle in $ROLE after $(scaled 10) s: $(srnic_usage)"
-		srnic_holders
-		bad=1
-	fi
+	idle_wait_here 10 || bad=1
 	unload_checked || bad=1
 	return $bad
 }
@@ -625,17 +621,23 @@ srnic_usage() {
 
 srnic_idle() { [ "$(srnic_usage)" = "$IDLE_USAGE" ]; }
 
-# idle_wait SECONDS: waits (scaled) until srnic holds nothing in either VM
+# idle_wait_here SECONDS: waits (scaled) until srnic holds nothing in this VM
 # (cleanup finishes when the last work item in flight drops its references);
-# otherwise prints what each still holds and returns 1. The peer waits on its
-# own side: one peer command, not one per poll.
-idle_wait() {
-	wait_until "$1" srnic_idle && peer ". /srnic/lib.sh; wait_until $1 srnic_idle" && return 0
-	echo "srnic not idle after $(scaled "$1") s:"
-	echo "  here: $(srnic_usage)"
+# otherwise prints what it still holds and returns 1.
+idle_wait_here() {
+	wait_until "$1" srnic_idle && return 0
+	echo "srnic not idle in $ROLE after $(scaled "$1") s: $(srnic_usage)"
 	srnic_holders
-	echo "  peer: $(peer ". /srnic/lib.sh; srnic_usage; srnic_holders")"
 	return 1
+}
+
+# idle_wait SECONDS: idle_wait_here in both VMs (the peer waits on its own
+# side: one peer command, not one per poll).
+idle_wait() {
+	local bad=0
+	idle_wait_here "$1" || bad=1
+	peer ". /srnic/lib.sh; idle_wait_here $1" || bad=1
+	return $bad
 }
 
 # expect_idle: fails the case unless srnic becomes idle in both VMs within 10 s.
