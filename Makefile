@@ -16,7 +16,8 @@
 #   make demo            boot two VMs, load srnic, show it working
 #   make bench [REPS=5] [VARIANT=plain] [TINY=1] [ROWS=all|rdma|blk]   srnic against siw
 #                        and plain TCP, srnic_blk against NBD and NVMe-oF, in the
-#                        VMs: build/bench/<timestamp>/ (table.md, samples.csv, plots)
+#                        VMs: build/bench/<timestamp>/ (table.md, samples.csv, plots);
+#                        TESTS=write_bw,send_lat SIZES=65536 for a quicker run
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
 #                        DURATION seconds (default 600); it prints its seed
@@ -94,4 +95,5 @@ demo: deps
 REPS ?= 5
 BENCH_VARIANT = $(if $(filter command line,$(origin VARIANT)),$(VARIANT),plain)
 bench: deps
-	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny) $(if $(ROWS),--rows $(ROWS))
+	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny) $(if $(ROWS),--rows $(ROWS)) \
+		$(if $(TESTS),--tests $(TESTS)) $(if $(SIZES),--sizes $(SIZES))

@@ -7,7 +7,11 @@
 # check (Documentation/srnic/performance.rst).
 #
 #   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny] [--rows all|rdma|blk]
+#                    [--tests T,T...] [--sizes N,N...]
 #
+# --tests runs only these perftest programs (write_bw, read_bw, send_bw,
+# write_lat, send_lat, read_lat; the TCP rows stay), --sizes only these
+# bandwidth message sizes in bytes: a quicker run to judge one change.
 # --rows rdma runs only the RDMA and TCP rows, --rows blk only the block rows
 # (srnic_blk against NBD and NVMe over TCP and RDMA).
 # --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
@@ -15,21 +19,23 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-reps=5 variant=plain tiny=() rows=all
+reps=5 variant=plain tiny=() rows=all only=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--reps) reps=$2; shift 2 ;;
 	--variant) variant=$2; shift 2 ;;
 	--tiny) tiny=(--bench-tiny); shift ;;
 	--rows) rows=$2; shift 2 ;;
-	-h | --help) sed -n '3,14p' "$0"; exit 0 ;;
+	--tests) only+=(--bench-tests "$2"); shift 2 ;;
+	--sizes) only+=(--bench-sizes "$2"); shift 2 ;;
+	-h | --help) sed -n '3,19p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
 case "$reps" in '' | *[!0-9]* | 0) die "--reps needs a positive number: '$reps'" ;; esac
 case "$rows" in all | rdma | blk) ;; *) die "--rows takes all, rdma or blk: '$rows'" ;; esac
 
-logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" --variant "$variant" | tail -n 1)
+logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" "${only[@]}" --variant "$variant" | tail -n 1)
 out=$SRNIC_TOP/build/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 cp "$logs/files/bench.csv" "$out/samples.csv"

@@ -5,13 +5,15 @@
 #   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N]
 #                   [--fuzz-seconds N] [--fuzz-seed S] [CASE...]
 #   tests/vm/run.sh --bench [--bench-reps N] [--bench-tiny] [--bench-rows all|rdma|blk]
-#                   [--variant ...]
+#                   [--bench-tests T,T...] [--bench-sizes N,N...] [--variant ...]
 #
 # --bench runs the workloads of `make bench` (tests/vm/guest/bench.sh) instead
 # of the cases; their samples land in <logs>/files/bench.csv, and the host's
 # clock stamps of the guest's clock check in <logs>/clock (scripts/bench.sh
 # makes the report); --bench-tiny runs them at bench_smoke's tiny size,
-# --bench-rows only the RDMA and TCP rows or only the block rows.
+# --bench-rows only the RDMA and TCP rows or only the block rows,
+# --bench-tests only these perftest programs (write_bw, send_lat, ...) and
+# --bench-sizes only these bandwidth message sizes (bytes).
 # --long runs the cases with their full repetition counts (make check-long).
 # --fuzz-seconds and --fuzz-seed set the abi_fuzz case's duration and seed
 # (make fuzz-abi DURATION=N SEED=S; srnic.fuzz_seconds, srnic.fuzz_seed).
@@ -49,11 +51,13 @@ while [ $# -gt 0 ]; do
 	--bench-reps) bench="$bench srnic.bench_reps=$2"; shift 2 ;;
 	--bench-tiny) bench="$bench srnic.bench_tiny=1"; shift ;;
 	--bench-rows) bench="$bench srnic.bench_rows=$2"; shift 2 ;;
+	--bench-tests) bench="$bench srnic.bench_tests=$2"; shift 2 ;;
+	--bench-sizes) bench="$bench srnic.bench_sizes=$2"; shift 2 ;;
 	--long) long=1; shift ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;
 	--fuzz-seed) fuzz="$fuzz srnic.fuzz_seed=$2"; shift 2 ;;
-	-h|--help) sed -n '3,37p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,40p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done

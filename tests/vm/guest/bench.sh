@@ -6,7 +6,9 @@
 # Settings (environment): BENCH_REPS repetitions (default 5), BENCH_TINY=1
 # for one message size and short runs (make check), BENCH_ROWS all (default),
 # rdma (the RDMA and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
-# BENCH_LAT_TESTS the perftest programs to run (default: all six),
+# BENCH_LAT_TESTS the perftest programs to run (default: all six), or
+# BENCH_TESTS a comma-separated list of them (make bench TESTS=...; the TCP
+# rows stay), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
 # BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc), BENCH_CSV
 # the samples' file (default /tmp/bench.csv).
 #
@@ -51,6 +53,17 @@ if [ "${BENCH_TINY:-0}" = 1 ]; then BLK_RUNTIME=2; else BLK_RUNTIME=10; fi
 BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 # (Set but empty: no latency rows besides TCP's.)
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
+if [ -n "${BENCH_TESTS:-}" ]; then
+	BENCH_BW_TESTS= BENCH_LAT_TESTS=
+	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
+		case "$t" in
+		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
+		*_lat) BENCH_LAT_TESTS="$BENCH_LAT_TESTS $t" ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat)" ;;
+		esac
+	done
+fi
+[ -z "${BENCH_SIZES:-}" ] || BW_SIZES=$(echo "$BENCH_SIZES" | tr , ' ')
 # One program run may take this long before it counts as failed.
 T=$(scaled 600)
 bench_port=7600
