@@ -59,9 +59,12 @@ GOALS = {
 
 
 def load(path):
-    rows = []
+    rows, failed = [], []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
+            if r["unit"] == "failed":
+                failed.append(f"rep {r['rep']}: {r['test']} {r['size']} on {r['system']}")
+                continue
             rows.append(
                 {
                     "rep": int(r["rep"]),
@@ -74,7 +77,7 @@ def load(path):
                     "lost": int(r["frames_lost"]),
                 }
             )
-    return rows
+    return rows, failed
 
 
 def fmt(v):
@@ -275,12 +278,14 @@ def main():
     a = ap.parse_args()
     outdir = Path(a.outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    rows = load(a.samples)
+    rows, failed = load(a.samples)
     if not rows:
         print("bench-report: no samples", file=sys.stderr)
         return 1
     text, incomplete, data = report(rows, clock_check(a.clock) if a.clock else None)
     text = f"## {a.title}\n\n" + text
+    if failed:
+        text += "Runs that failed (left out of the medians; see the VM log): " + "; ".join(failed) + ".\n"
     (outdir / "table.md").write_text(text)
     print(text, end="")
     print(f"plot: {plot(data, outdir)}")

@@ -64,8 +64,9 @@ if [ -n "${BENCH_TESTS:-}" ]; then
 	done
 fi
 [ -z "${BENCH_SIZES:-}" ] || BW_SIZES=$(echo "$BENCH_SIZES" | tr , ' ')
-# One program run may take this long before it counts as failed.
-T=$(scaled 600)
+# One program run may take this long before it counts as failed (a bandwidth
+# run moves 64 MiB in some 15 s on the plain kernel under TCG).
+T=$(scaled 180)
 bench_port=7600
 
 bench_say() { echo "BENCH| $*"; }
@@ -88,7 +89,13 @@ record() {
 	local sent=$((($5 - $1) + ($7 - $3))) got=$((($6 - $2) + ($8 - $4)))
 	local lost=$((sent - got))
 	[ $lost -ge 0 ] || lost=0
-	[ -n "$value" ] || fail "bench: $test $size on $sys gave no figure"
+	if [ -z "$value" ]; then
+		# A run that failed or gave no figure is recorded as such (the
+		# report lists it) and the benchmark goes on.
+		echo "$rep,$test,$size,$sys,nan,failed,$sent,$lost" >>"$BENCH_CSV"
+		bench_say "rep $rep: $test $size $sys: FAILED (frames $sent, lost $lost)"
+		return
+	fi
 	echo "$rep,$test,$size,$sys,$value,$unit,$sent,$lost" >>"$BENCH_CSV"
 	bench_say "rep $rep: $test $size $sys: $value $unit (frames $sent, lost $lost)"
 }
@@ -101,15 +108,17 @@ iters_for() {
 }
 
 # bench_pair STACK "SRV_CMD" "CLI_CMD": a server program on VM b and its
-# client here, both on STACK (compat_pair, listening on bench_port); ends the
-# benchmark unless both exit 0. The client's output is in CLI_OUT.
+# client here, both on STACK (compat_pair, listening on bench_port, each
+# killed after $T). The client's output is in CLI_OUT, empty unless both
+# exited 0 (the outputs are printed then, and the run counts as failed).
 bench_pair() {
 	compat_pair peer "$bench_port" "$T" "$1" "$2" "$1" "$3"
 	if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ]; then
 		echo "$CLI_OUT"
 		echo "-- server side (peer):"
 		echo "$SRV_OUT"
-		fail "bench: '$3' on $1 exited $CLI_RC (server $SRV_RC)"
+		echo "bench: '$3' on $1 exited $CLI_RC (server $SRV_RC)"
+		CLI_OUT=
 	fi
 }
 
