@@ -293,7 +293,7 @@ impl Qp {
             sq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         }
         if life.is_connected() {
-            self.transmit();
+            self.kick_tx();
         }
         self.flush_if_failed_meanwhile();
         Ok(())
