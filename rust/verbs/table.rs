@@ -83,26 +83,25 @@ impl<T> Table<T> {
         Ok(handle)
     }
 
-    /// The slot `handle` names, if its generation is the slot's.
-    fn slot_mut(&mut self, handle: u32) -> Result<&mut Slot<T>> {
+    /// The index of the slot `handle` names, if its generation is the slot's.
+    fn index(&self, handle: u32) -> Result<usize> {
         let (idx, gen) = split(handle)?;
-        self.slots.get_mut(idx).filter(|s| s.gen == gen).ok_or(EINVAL)
+        match self.slots.get(idx) {
+            Some(s) if s.gen == gen => Ok(idx),
+            _ => Err(EINVAL),
+        }
     }
 
     /// The object named by `handle`.
     pub(crate) fn get(&self, handle: u32) -> Result<&T> {
-        let (idx, gen) = split(handle)?;
-        self.slots
-            .get(idx)
-            .filter(|s| s.gen == gen)
-            .and_then(|s| s.obj.as_ref())
-            .ok_or(EINVAL)
+        self.slots[self.index(handle)?].obj.as_ref().ok_or(EINVAL)
     }
 
     /// Removes and returns the object named by `handle`; its slot's next
     /// object gets a new handle.
     pub(crate) fn remove(&mut self, handle: u32) -> Result<T> {
-        let slot = self.slot_mut(handle)?;
+        let idx = self.index(handle)?;
+        let slot = &mut self.slots[idx];
         let obj = slot.obj.take().ok_or(EINVAL)?;
         slot.gen = (slot.gen + 1) & ((1 << GEN_BITS) - 1);
         self.live -= 1;
