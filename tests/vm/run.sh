@@ -190,6 +190,23 @@ boot_watch() {
 	kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true
 }
 
+# When one VM's QEMU has ended (the run is over, or QEMU itself died: seen,
+# an assertion in QEMU's TCG aborting one VM mid-run), the other gets
+# pair_grace seconds to end too (its last cleanup and kmemleak's scan), then
+# is stopped: it would otherwise wait on its peer until the run's timeout.
+pair_grace=${SRNIC_VM_PAIR_GRACE:-300}
+pair_watch() {
+	local t=0
+	while kill -0 "$pid_a" 2>/dev/null && kill -0 "$pid_b" 2>/dev/null; do sleep 2; done
+	while [ $t -lt "$pair_grace" ]; do
+		kill -0 "$pid_a" 2>/dev/null || kill -0 "$pid_b" 2>/dev/null || return 0
+		sleep 2
+		t=$((t + 2))
+	done
+	log "one VM ended $pair_grace s before the other; stopping it"
+	kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true
+}
+
 for attempt in 1 2; do
 	rm -f "$logs/boot-hang"
 	vm_timeout=$timeout_s suite_deadline=
@@ -212,6 +229,8 @@ for attempt in 1 2; do
 	pid_b=$!
 	boot_watch &
 	watch=$!
+	pair_watch &
+	pair=$!
 	if [ $mode = test ]; then
 		# Progress on the terminal (and in CI's log) as the cases end: a run
 		# that is stopped from outside still shows how far it got.
@@ -235,8 +254,9 @@ for attempt in 1 2; do
 	rc_a=0 rc_b=0
 	wait $pid_a || rc_a=$?
 	wait $pid_b || rc_b=$?
-	kill "$watch" 2>/dev/null || true
+	kill "$watch" "$pair" 2>/dev/null || true
 	wait "$watch" 2>/dev/null || true
+	wait "$pair" 2>/dev/null || true
 	# The stamper and the progress lines end with VM a (tail --pid).
 	[ -z "${stamper:-}" ] || wait "$stamper" || true
 	[ -z "${progress:-}" ] || wait "$progress" || true
@@ -255,6 +275,8 @@ fail=0
 for v in a b; do
 	if ! grep -q "SRNIC-VM-DONE" "$logs/$v.log"; then
 		log "VM $v did not finish (timeout or crash): see $logs/$v.log"
+		# QEMU's own last words (an assertion, a signal), if any.
+		[ ! -s "$logs/$v.qemu" ] || tail -n 5 "$logs/$v.qemu" | sed 's/^/    qemu: /' >&2
 		fail=1
 	fi
 	online=$(tr -d '\r' <"$logs/$v.log" | sed -n 's/^srnic-vm: \([0-9]*\) CPUs online$/\1/p' | head -n1)
