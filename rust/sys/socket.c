@@ -238,12 +238,26 @@ int srnic_sock_recv(struct socket *sock, void *buf, size_t len)
 	return kernel_recvmsg(sock, &msg, &vec, 1, len, msg.msg_flags);
 }
 
+/*
+ * Whether no more data will come and none is left to read: the peer's FIN,
+ * a reset or an error, with the receive queue drained. Data that arrived in
+ * front of the end after the caller's last read (the peer's TERMINATE, say)
+ * is still queued, and a reset does not discard it: the connection is not
+ * over for the reader until that has been read. TCP queues a segment's data
+ * before it marks the FIN, both under the socket lock, so looking under the
+ * lock sees either the end with all data before it, or no end.
+ */
 bool srnic_sock_closed(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
+	bool closed;
 
-	return (READ_ONCE(sk->sk_shutdown) & RCV_SHUTDOWN) || READ_ONCE(sk->sk_err) ||
-	       READ_ONCE(sk->sk_state) != TCP_ESTABLISHED;
+	lock_sock(sk);
+	closed = (sk->sk_err || sk->sk_shutdown & RCV_SHUTDOWN ||
+		  sk->sk_state != TCP_ESTABLISHED) &&
+		 skb_queue_empty(&sk->sk_receive_queue);
+	release_sock(sk);
+	return closed;
 }
 
 /* The callbacks a socket gets; sk_user_data points at this. */

@@ -347,7 +347,11 @@ impl TcpSocket {
         usize::try_from(r).map_err(|_| EIO)
     }
 
-    /// Whether the connection is closed, reset or failed (no more data will come).
+    /// Whether the connection is over for the reader: closed by the peer,
+    /// reset or failed, with everything that arrived before the end read.
+    /// Data still queued (it may have arrived after the last read) keeps it
+    /// open: its arrival queued the receive work again. Takes the socket lock
+    /// (process context only).
     pub(crate) fn is_closed(&self) -> bool {
         // SAFETY: `self` is a live socket.
         unsafe { srnic_sock_closed(self.raw()) }

@@ -39,6 +39,7 @@ impl Qp {
     pub(super) fn rx_run(self: Arc<Self>) {
         let Some(sock) = self.socket() else { return };
         let mut failure: Option<Failure> = None;
+        let mut read_failed = false;
         {
             let mut rx = self.rx.lock();
             if !rx.active {
@@ -78,11 +79,12 @@ impl Qp {
             });
             if r.is_err() || failure.is_some() {
                 rx.active = false;
+                read_failed = true;
             }
         }
         if let Some(f) = failure {
             self.fail(f);
-        } else if sock.is_closed() {
+        } else if read_failed || sock.is_closed() {
             if net_ratelimit() {
                 pr_info!("QP {}: connection closed\n", self.handle);
             }
