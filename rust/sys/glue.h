@@ -97,7 +97,7 @@ unsigned int srnic_noio_save(void);
 void srnic_noio_restore(unsigned int flags);
 
 /* rust/sys/wq.rs */
-struct workqueue_struct *srnic_alloc_wq(const char *name);
+struct workqueue_struct *srnic_alloc_wq(const char *name, bool data_path);
 
 /* rust/sys/netdev.rs: raw Ethernet ports (Sandia RMPP), the caller's namespace */
 struct srnic_port;

@@ -5,16 +5,18 @@
 //! when the QP is created, so posting allocates nothing), and, once connected,
 //! a TCP socket with the MPA/DDP/RDMAP state of the protocol cores.
 //!
-//! Execution: every protocol step runs in process context on srnic's workqueue.
-//! The socket's callbacks (softirq) only queue the QP's receive or transmit work.
+//! Execution: every protocol step runs in process context, on srnic's data
+//! path workqueue (`sys/wq.rs`). The socket's callbacks (softirq) and posts
+//! only queue the QP's receive or transmit work.
 //! - Receive ([`Qp::rx_run`]): `tcp_read_sock` hands the socket buffers to the
 //!   MPA framer piece by piece; payload is copied once, from the skb straight
 //!   into the pinned pages of the target memory region or receive buffer.
-//! - Transmit ([`Qp::tx_run`]): segments work requests into FPDUs, stages each
-//!   FPDU's framing (the CRC, the kernel's crc32c, computed over all of it) and
-//!   hands it to TCP with non-blocking sends, payload straight from the pinned
-//!   source pages (`qp/outbound.rs`). When TCP's send buffer is full the work
-//!   returns; the socket's write-space callback queues it again.
+//! - Transmit ([`Qp::tx_run`]): segments work requests into
+//!   FPDUs, stages each FPDU's framing (the CRC, the kernel's crc32c, computed
+//!   over all of it) and hands it to TCP with non-blocking sends, payload
+//!   straight from the pinned source pages (`qp/outbound.rs`). When TCP's
+//!   send buffer is full the run returns; the socket's write-space callback
+//!   queues the transmit work.
 //!
 //! Locks, in the order they nest: `tx` (transmit state, held while sending),
 //! `rx` (receive state), then the leaves `conn`, `sq`, `rq`, CQ rings, the MR
@@ -228,11 +230,11 @@ impl Qp {
     }
 
     fn kick_rx(self: &Arc<Self>) {
-        let _ = wq::queue().enqueue::<Arc<Qp>, 0>(self.clone());
+        let _ = wq::dp_queue().enqueue::<Arc<Qp>, 0>(self.clone());
     }
 
     fn kick_tx(self: &Arc<Self>) {
-        let _ = wq::queue().enqueue::<Arc<Qp>, 1>(self.clone());
+        let _ = wq::dp_queue().enqueue::<Arc<Qp>, 1>(self.clone());
     }
 
     /// Ends a responder's hold (the initiator's first FPDU arrived, or the
