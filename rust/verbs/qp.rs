@@ -5,13 +5,14 @@
 //! when the QP is created, so posting allocates nothing), and, once connected,
 //! a TCP socket with the MPA/DDP/RDMAP state of the protocol cores.
 //!
-//! Execution: every protocol step runs in process context, on srnic's data
-//! path workqueue (`sys/wq.rs`). The socket's callbacks (softirq) and posts
-//! only queue the QP's receive or transmit work.
+//! Execution: every protocol step runs in process context, on srnic's
+//! workqueue or (transmit) in a poster's system call. The socket's callbacks
+//! (softirq) only queue the QP's receive or transmit work.
 //! - Receive ([`Qp::rx_run`]): `tcp_read_sock` hands the socket buffers to the
 //!   MPA framer piece by piece; payload is copied once, from the skb straight
 //!   into the pinned pages of the target memory region or receive buffer.
-//! - Transmit ([`Qp::tx_run`]): segments work requests into
+//! - Transmit ([`Qp::tx_run`]): runs in the poster's context unless the
+//!   transmit work is running ([`Qp::transmit`]); segments work requests into
 //!   FPDUs, stages each FPDU's framing (the CRC, the kernel's crc32c, computed
 //!   over all of it) and hands it to TCP with non-blocking sends, payload
 //!   straight from the pinned source pages (`qp/outbound.rs`). When TCP's
@@ -122,6 +123,9 @@ pub(crate) struct Qp {
     rx_work: Work<Qp, 0>,
     #[pin]
     tx_work: Work<Qp, 1>,
+    /// The transmit work is running: a poster queues it again rather than
+    /// transmitting from its own context (see [`Qp::transmit`]).
+    tx_worker: AtomicBool,
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
@@ -213,6 +217,7 @@ impl Qp {
                 }, "srnic_qp_tx"),
                 rx_work <- new_work!("srnic_qp_rx"),
                 tx_work <- new_work!("srnic_qp_tx"),
+                tx_worker: AtomicBool::new(false),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
                 hold,
@@ -235,6 +240,22 @@ impl Qp {
 
     fn kick_tx(self: &Arc<Self>) {
         let _ = wq::dp_queue().enqueue::<Arc<Qp>, 1>(self.clone());
+    }
+
+    /// Transmits what is due from the calling context (a post), like the
+    /// transmit work would, unless that work is running: then it is queued
+    /// again, to pick up what the caller added. Saves the hop through the
+    /// workqueue (a wake-up and a context switch) between a post and its first
+    /// byte on the wire. The sends never wait (see [`Qp::tx_run`]), and one run
+    /// sends at most [`limits::TX_FPDUS_PER_RUN`] FPDUs before it leaves the
+    /// rest to the work. The caller holds none of the QP's locks and may sleep.
+    fn transmit(self: &Arc<Self>) {
+        if self.tx_worker.load(Ordering::Acquire) {
+            self.kick_tx();
+            return;
+        }
+        let _noio = NoIo::enter();
+        self.clone().tx_run();
     }
 
     /// Ends a responder's hold (the initiator's first FPDU arrived, or the
@@ -284,7 +305,10 @@ impl WorkItem<1> for Qp {
     type Pointer = Arc<Qp>;
     fn run(this: Arc<Qp>) {
         let _noio = NoIo::enter();
+        this.tx_worker.store(true, Ordering::Release);
+        let qp = this.clone();
         this.tx_run();
+        qp.tx_worker.store(false, Ordering::Release);
     }
 }
 

@@ -293,7 +293,7 @@ impl Qp {
             sq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         }
         if life.is_connected() {
-            self.kick_tx();
+            self.transmit();
         }
         self.flush_if_failed_meanwhile();
         Ok(())
