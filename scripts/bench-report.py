@@ -5,12 +5,17 @@
     scripts/bench-report.py SAMPLES.csv OUTDIR [--clock CLOCK] [--title TEXT]
 
 SAMPLES.csv is what tests/vm/guest/bench.sh recorded: one line per run,
-``rep,test,size,system,value,unit,frames,frames_lost``. Writes into OUTDIR:
+``rep,test,size,system,value,unit,frames,frames_lost,cpu_a_s,cpu_b_s,ctxt_a,ctxt_b,bytes``
+(older samples end at frames_lost: the report has no CPU tables for them).
+Writes into OUTDIR:
 
 - ``table.md``: per row (test and message size) the median of every system,
   and the ratios srnic/siw, srnic-crc/siw and srnic/tcp, each the median of
   the ratios paired within one repetition (the systems of one repetition ran
-  one after the other); the issue's goals where a row has one; the virtual
+  one after the other); the issue's goals where a row has one; for the
+  bandwidth and message-rate rows, the sending and the receiving VM's CPU
+  time per GiB moved and context switches per MiB, with the ratios
+  srnic/siw and srnic-crc/siw of the receiver's CPU time; the virtual
   link's frame losses per system; the guest clock against the host's;
 - the block rows, when the samples have them: fio's IOPS or MiB/s on
   srnic_blk, NBD, NVMe over TCP and NVMe over RDMA (siw), and the ratios
@@ -37,10 +42,26 @@ TCP_REF = {
     "write_bw": "stream",
     "read_bw": "stream",
     "send_bw": "stream",
+    "write_rate": "stream_rate",
+    "send_rate": "stream_rate",
     "write_lat": "pingpong",
     "send_lat": "pingpong",
 }
-ROW_ORDER = ["write_bw", "read_bw", "send_bw", "write_lat", "send_lat", "read_lat"]
+ROW_ORDER = [
+    "write_bw",
+    "read_bw",
+    "send_bw",
+    "write_rate",
+    "send_rate",
+    "write_lat",
+    "send_lat",
+    "read_lat",
+]
+# The rows whose runs move data one way, for the CPU tables (and TCP's), and
+# those of them where VM b (the server) sends and VM a receives; in the
+# others VM a (the client) sends.
+MOVE_ROWS = ["write_bw", "read_bw", "send_bw", "write_rate", "send_rate", "stream", "stream_rate"]
+B_SENDS = {"read_bw"}
 # The block rows (fio on each remote block device): systems and row order.
 BLK_SYSTEMS = ["srnic_blk", "nbd", "nvme-tcp", "nvme-rdma"]
 BLK_ROW_ORDER = ["blk_randread", "blk_randwrite", "blk_read", "blk_write"]
@@ -56,6 +77,32 @@ GOALS = {
     ("write_lat", 4): [("srnic/siw", 0.9, "max")],
     ("send_lat", 4): [("srnic/siw", 0.9, "max")],
 }
+# The performance issue's goal for CPU time: the receiver's CPU time per GiB
+# at most siw's, on the 64 KiB rows (the ratio names of the CPU table).
+CPU_GOALS = {
+    ("write_bw", 65536): [("rx srnic/siw", 1.0, "max")],
+    ("read_bw", 65536): [("rx srnic/siw", 1.0, "max")],
+    ("send_bw", 65536): [("rx srnic/siw", 1.0, "max")],
+}
+# The CPU tables' measures: name -> (sending VM?, CPU time or context
+# switches, bytes per unit moved).
+CPU_MEASURES = {
+    "tx_cpu": (True, "cpu", 1 << 30),
+    "rx_cpu": (False, "cpu", 1 << 30),
+    "tx_ctxt": (True, "ctxt", 1 << 20),
+    "rx_ctxt": (False, "ctxt", 1 << 20),
+}
+
+
+def optional(r, key, conv):
+    """A column that older samples lack, or that is empty (None then)."""
+    v = r.get(key)
+    if v is None or v == "":
+        return None
+    try:
+        return conv(v)
+    except ValueError:
+        return None
 
 
 def load(path):
@@ -75,6 +122,11 @@ def load(path):
                     "unit": r["unit"],
                     "frames": int(r["frames"]),
                     "lost": int(r["frames_lost"]),
+                    "cpu_a": optional(r, "cpu_a_s", float),
+                    "cpu_b": optional(r, "cpu_b_s", float),
+                    "ctxt_a": optional(r, "ctxt_a", int),
+                    "ctxt_b": optional(r, "ctxt_b", int),
+                    "bytes": optional(r, "bytes", int),
                 }
             )
     return rows, failed
@@ -103,6 +155,90 @@ def paired_ratio(samples, a, b):
     return statistics.median(ratios) if ratios else None
 
 
+def goal_text(ratios, goals):
+    """The goals of one row, each met or not by its ratio."""
+    parts = []
+    for name, bound, kind in goals:
+        v = ratios.get(name)
+        ok = v is not None and (v >= bound if kind == "min" else v <= bound)
+        parts.append(f"{name} {'≥' if kind == 'min' else '≤'} {bound}: {'met' if ok else 'not met'}")
+    return "; ".join(parts)
+
+
+def with_tcp(data, test, size):
+    """system -> rep -> value of a row, with TCP's figures of its TCP row."""
+    d = dict(data[(test, size)])
+    ref = TCP_REF.get(test)
+    if ref is not None:
+        ref_key = (ref, 4 if ref == "pingpong" else size)
+        if ref_key in data and "tcp" in data[ref_key]:
+            d["tcp"] = data[ref_key]["tcp"]
+    return d
+
+
+def cpu_measures(rows):
+    """measure -> (test, size) -> system -> rep -> CPU-seconds per GiB or
+    context switches per MiB of the sending or the receiving VM."""
+    m = {name: defaultdict(lambda: defaultdict(dict)) for name in CPU_MEASURES}
+    for r in rows:
+        if r["test"] not in MOVE_ROWS or not r["bytes"]:
+            continue
+        if None in (r["cpu_a"], r["cpu_b"], r["ctxt_a"], r["ctxt_b"]):
+            continue
+        for name, (sender, what, per) in CPU_MEASURES.items():
+            on_a = sender != (r["test"] in B_SENDS)
+            v = r[f"{what}_a" if on_a else f"{what}_b"]
+            m[name][(r["test"], r["size"])][r["system"]][r["rep"]] = v * per / r["bytes"]
+    return m
+
+
+def cpu_tables(rows, keys):
+    """The CPU tables of the bandwidth and message-rate rows among keys (none
+    when the samples have no CPU columns)."""
+    m = cpu_measures(rows)
+    keys = [k for k in keys if k[0] in MOVE_ROWS and m["rx_cpu"].get(k)]
+    if not keys:
+        return []
+    out = [
+        "CPU time and context switches of the bandwidth and message-rate rows, per "
+        "system on the sending VM (tx: VM a, VM b for read_bw) and on the receiving "
+        "one (rx), from /proc/stat just before the client started (the server "
+        "listening) to just after it ended: all CPUs' user, nice, system, irq and "
+        "softirq time, so the programs' own set-up (connection, memory "
+        "registration) is in it too. Medians (lower is better); rx srnic/siw and "
+        "rx srnic-crc/siw are the medians of the receiver's paired ratios.",
+        "",
+    ]
+    cols = [f"{s} tx" for s in SYSTEMS] + [f"{s} rx" for s in SYSTEMS]
+    for title, tx, rx, ratios_too in (
+        ("CPU-seconds per GiB moved", "tx_cpu", "rx_cpu", True),
+        ("Context switches per MiB moved", "tx_ctxt", "rx_ctxt", False),
+    ):
+        out.append(f"{title}:")
+        out.append("")
+        head = ["row", "size"] + cols
+        if ratios_too:
+            head += ["rx srnic/siw", "rx srnic-crc/siw", "goal"]
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join("---" for _ in head) + "|")
+        for test, size in keys:
+            cells = [test, size_name(size)]
+            for name in (tx, rx):
+                d = with_tcp(m[name], test, size)
+                cells += [fmt(statistics.median(d[s].values())) if d.get(s) else "-" for s in SYSTEMS]
+            if ratios_too:
+                d = dict(m[rx][(test, size)])
+                ratios = {
+                    "rx srnic/siw": paired_ratio(d, "srnic", "siw"),
+                    "rx srnic-crc/siw": paired_ratio(d, "srnic-crc", "siw"),
+                }
+                cells += [fmt(ratios["rx srnic/siw"]), fmt(ratios["rx srnic-crc/siw"])]
+                cells.append(goal_text(ratios, CPU_GOALS.get((test, size), [])))
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
 def report(rows, clock):
     # (test, size) -> system -> rep -> value
     data = defaultdict(lambda: defaultdict(dict))
@@ -114,12 +250,13 @@ def report(rows, clock):
     out = []
     out.append(
         f"{len(reps)} repetitions; each cell is the median, each ratio the median of the "
-        "ratios paired within a repetition. Bandwidth in MiB/s (higher is better), "
-        "latency in microseconds, typical one-way (lower is better; read_lat is "
-        "perftest's round trip)."
+        "ratios paired within a repetition. Bandwidth in MiB/s and message rate (64-byte "
+        "messages; TCP's: 64-byte writes to a stream socket) in millions per second, "
+        "Mpps (higher is better), latency in microseconds, typical one-way (lower is "
+        "better; read_lat is perftest's round trip)."
     )
     out.append("")
-    head = ["row", "size"] + SYSTEMS + ["srnic/siw", "srnic-crc/siw", "srnic/tcp", "goal"]
+    head = ["row", "size", "unit"] + SYSTEMS + ["srnic/siw", "srnic-crc/siw", "srnic/tcp", "goal"]
     out.append("| " + " | ".join(head) + " |")
     out.append("|" + "|".join("---" for _ in head) + "|")
     keys = sorted(
@@ -128,12 +265,7 @@ def report(rows, clock):
     )
     incomplete = []
     for test, size in keys:
-        d = dict(data[(test, size)])
-        ref = TCP_REF.get(test)
-        if ref is not None:
-            ref_key = (ref, size if ref == "stream" else 4)
-            if ref_key in data and "tcp" in data[ref_key]:
-                d["tcp"] = data[ref_key]["tcp"]
+        d = with_tcp(data, test, size)
         med = {s: statistics.median(v.values()) if v else None for s, v in d.items()}
         for s in ("srnic", "siw"):
             if not d.get(s):
@@ -143,16 +275,12 @@ def report(rows, clock):
             "srnic-crc/siw": paired_ratio(d, "srnic-crc", "siw"),
             "srnic/tcp": paired_ratio(d, "srnic", "tcp") if "tcp" in d else None,
         }
-        goals = []
-        for name, bound, kind in GOALS.get((test, size), []):
-            v = ratios.get(name)
-            ok = v is not None and (v >= bound if kind == "min" else v <= bound)
-            goals.append(f"{name} {'≥' if kind == 'min' else '≤'} {bound}: {'met' if ok else 'not met'}")
-        cells = [test, size_name(size)] + [fmt(med.get(s)) for s in SYSTEMS]
+        cells = [test, size_name(size), units.get(test, "")] + [fmt(med.get(s)) for s in SYSTEMS]
         cells += [fmt(ratios[k]) for k in ("srnic/siw", "srnic-crc/siw", "srnic/tcp")]
-        cells.append("; ".join(goals) or "")
+        cells.append(goal_text(ratios, GOALS.get((test, size), [])))
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
+    out += cpu_tables(rows, keys)
     blk_keys = sorted(
         (k for k in data if k[0] in BLK_ROW_ORDER),
         key=lambda k: (BLK_ROW_ORDER.index(k[0]), k[1]),

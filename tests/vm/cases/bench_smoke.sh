@@ -2,12 +2,15 @@
 # budget: 120
 # bench_smoke: make bench's workloads (tests/vm/guest/bench.sh) once, at their
 # tiny size (64 KiB messages, 2 MiB per bandwidth run, 50 round trips per
-# latency run), so that the benchmark keeps working. make check runs the TCP
-# stream and ping-pong (iperf3, tcp_pingpong) and ib_write_bw on siw <-> siw
-# and srnic <-> srnic; check-long (and make vm-test CASES=bench_smoke) adds
-# ib_send_lat, srnic with CRC, and the block rows (fio on srnic_blk, NBD,
-# NVMe over TCP and over RDMA). Every row must give a figure on every system;
-# no figure is judged: a benchmark is not a test. The host check
+# latency run, 2,000 messages per message-rate run), so that the benchmark
+# keeps working. make check runs the TCP stream and ping-pong (iperf3,
+# tcp_pingpong) and ib_write_bw on siw <-> siw and srnic <-> srnic;
+# check-long (and make vm-test CASES=bench_smoke) adds ib_send_lat, the
+# 64-byte message rate of ib_write_bw (and iperf3's 64-byte writes), srnic
+# with CRC, and the block rows (fio on srnic_blk, NBD, NVMe over TCP and over
+# RDMA). Every row must give a figure on every system, and every bandwidth
+# and message-rate run its CPU time and context switches on both VMs; no
+# figure is judged: a benchmark is not a test. The host check
 # (tests/vm/host/bench_smoke.sh) makes the report from the exported samples.
 . /srnic/lib.sh
 BENCH_TINY=1
@@ -15,10 +18,12 @@ BENCH_REPS=1
 BENCH_BW_TESTS=write_bw
 if [ "${LONG_RUN:-0}" = 1 ] || [ -n "$CASES" ]; then
 	BENCH_LAT_TESTS=send_lat
+	BENCH_RATE_TESTS=write_rate
 	BENCH_RDMA_SYSTEMS="siw srnic srnic-crc"
 	BENCH_ROWS=all
 else
 	BENCH_LAT_TESTS=
+	BENCH_RATE_TESTS=
 	BENCH_RDMA_SYSTEMS="siw srnic"
 	BENCH_ROWS=rdma
 fi
@@ -26,11 +31,13 @@ fi
 bench_main
 cat "$BENCH_CSV"
 # One line per row and system: the TCP stream and ping-pong, each perftest
-# program on each RDMA system, and each block row on each block system.
+# program on each RDMA system, the TCP message rate when there are
+# message-rate rows, and each block row on each block system.
 set -- $BENCH_RDMA_SYSTEMS
 nsys=$#
-set -- $BENCH_BW_TESTS $BENCH_LAT_TESTS
+set -- $BENCH_BW_TESTS $BENCH_LAT_TESTS $BENCH_RATE_TESTS
 want=$((2 + nsys * $#))
+[ -z "$BENCH_RATE_TESTS" ] || want=$((want + 1))
 if [ "$BENCH_ROWS" = all ]; then
 	set -- $BLK_ROWS
 	nrows=$#
@@ -40,5 +47,10 @@ fi
 expect_eq "samples" "$(($(wc -l <"$BENCH_CSV") - 1))" "$want"
 awk -F, 'NR > 1 && !($5 > 0) { print "no positive figure: " $0; bad = 1 } END { exit bad }' "$BENCH_CSV" ||
 	fail "a row without a figure"
+# The bandwidth and message-rate runs (TCP's too): CPU time and context
+# switches on both VMs, and the bytes moved.
+awk -F, 'NR > 1 && $2 ~ /(_bw|_rate|^stream)$/ && !($9 > 0 && $10 > 0 && $11 > 0 && $12 > 0 && $13 > 0) {
+	print "no CPU time, context switches or bytes: " $0; bad = 1 } END { exit bad }' "$BENCH_CSV" ||
+	fail "a bandwidth run without its CPU time"
 export_file bench.csv "$BENCH_CSV"
 pass

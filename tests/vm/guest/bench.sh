@@ -9,13 +9,16 @@
 # BENCH_LAT_TESTS the perftest programs to run (default: all six), or
 # BENCH_TESTS a comma-separated list of them (make bench TESTS=...; the TCP
 # rows stay), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
-# BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc), BENCH_CSV
-# the samples' file (default /tmp/bench.csv).
+# BENCH_RATE_TESTS the 64-byte message-rate rows (default: write_rate
+# send_rate, ib_write_bw and ib_send_bw at 64 bytes; BENCH_TESTS names them
+# too), BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc),
+# BENCH_CSV the samples' file (default /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
 # other (A B C A B C ...), so that slow drifts of the emulated machine affect
 # all systems alike and ratios can be paired per repetition. Systems:
-#   tcp        plain TCP on the same link: iperf3 (bandwidth), tcp_pingpong (latency)
+#   tcp        plain TCP on the same link: iperf3 (bandwidth; 64-byte writes
+#              for the message-rate rows), tcp_pingpong (latency)
 #   siw        Linux's soft-iWARP, both VMs, rdma-core's perftest
 #   srnic      srnic, both VMs, the same perftest binaries through `srnic exec`
 #   srnic-crc  the same with MPA CRC32c (siw of Linux 6.12 has no run-time
@@ -28,9 +31,15 @@
 #   nvme-tcp   NVMe over TCP, the kernel's NVMe target on the same RAM disk
 #   nvme-rdma  NVMe over RDMA on siw, the same target
 # The samples' file has one line per measurement:
-#   rep,test,size,system,value,unit,frames,frames_lost
+#   rep,test,size,system,value,unit,frames,frames_lost,cpu_a_s,cpu_b_s,ctxt_a,ctxt_b,bytes
 # where frames counts the Ethernet frames the two VMs sent during the run and
 # frames_lost those the other VM did not receive (the virtual link's losses).
+# The last five are set for the bandwidth and message-rate runs (empty for
+# the others): the CPU time VM a and VM b spent (seconds, all CPUs: user,
+# nice, system, irq and softirq of /proc/stat) and the context switches each
+# made, from just before the client started (the server listening) to just
+# after it ended, and the bytes the run moved (perftest's iterations times
+# the message size, iperf3's -n).
 command -v fail >/dev/null 2>&1 || . /srnic/lib.sh
 
 BENCH_REPS=${BENCH_REPS:-5}
@@ -39,11 +48,15 @@ if [ "${BENCH_TINY:-0}" = 1 ]; then
 	BW_SIZES="65536"
 	BW_BYTES=$((2 * 1024 * 1024))
 	LAT_ITERS=50
+	RATE_MSGS=2000
 else
 	BW_SIZES="4096 65536 1048576"
 	BW_BYTES=$((64 * 1024 * 1024))
 	LAT_ITERS=2000
+	RATE_MSGS=50000
 fi
+# The message-rate rows' message size.
+RATE_SIZE=64
 RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
 BLK_SYSTEMS="srnic_blk nbd nvme-tcp nvme-rdma"
 # fio's rows: TEST:BLOCK_SIZE:QUEUE_DEPTH (IOPS for 4 KiB, MiB/s for 1 MiB).
@@ -53,13 +66,15 @@ if [ "${BENCH_TINY:-0}" = 1 ]; then BLK_RUNTIME=2; else BLK_RUNTIME=10; fi
 BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 # (Set but empty: no latency rows besides TCP's.)
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
+BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
-	BENCH_BW_TESTS= BENCH_LAT_TESTS=
+	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS=
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
 		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
 		*_lat) BENCH_LAT_TESTS="$BENCH_LAT_TESTS $t" ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat)" ;;
+		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate)" ;;
 		esac
 	done
 fi
@@ -79,9 +94,57 @@ frames_now() {
 	echo "$here $there"
 }
 
-# record REP TEST SIZE SYSTEM VALUE UNIT FRAMES_BEFORE: one sample.
+# stat_now [peer]: the CPU time this VM (or VM b) has spent since it booted,
+# in USER_HZ ticks (the cpu line of /proc/stat, all CPUs: user, nice,
+# system, irq and softirq; idle, iowait and steal are not work it did), and
+# the context switches it has made (ctxt).
+stat_now() {
+	if [ "${1:-}" = peer ]; then
+		peer "grep -E '^(cpu|ctxt) ' /proc/stat"
+	else
+		grep -E '^(cpu|ctxt) ' /proc/stat
+	fi | awk '$1 == "cpu" { t = $2 + $3 + $4 + $7 + $8 } $1 == "ctxt" { c = $2 }
+		END { if (t != "" && c != "") printf "%d %d\n", t, c }'
+}
+
+# bench_cpu_mark before|after: compat_pair's COMPAT_MARK for the bandwidth
+# runs: both VMs' stat_now just before the client starts (VM b's first) and
+# just after it has ended (VM a's first), in CPU_A0, CPU_B0, CPU_A1, CPU_B1.
+bench_cpu_mark() {
+	case $1 in
+	before) CPU_B0=$(stat_now peer) CPU_A0=$(stat_now) ;;
+	after) CPU_A1=$(stat_now) CPU_B1=$(stat_now peer) ;;
+	esac
+}
+
+# bench_pair_cpu STACK "SRV_CMD" "CLI_CMD": bench_pair with bench_cpu_mark
+# around the client.
+bench_pair_cpu() {
+	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
+	COMPAT_MARK=bench_cpu_mark
+	bench_pair "$@"
+	COMPAT_MARK=
+}
+
+# cpu_fields BYTES: the samples' last five fields for a run bench_pair_cpu
+# made that moved BYTES: "cpu_a_s,cpu_b_s,ctxt_a,ctxt_b,bytes" (USER_HZ is
+# 100 on x86); the four measures empty when a reading is missing.
+cpu_fields() {
+	local n=$1
+	# shellcheck disable=SC2086
+	set -- $CPU_A0 $CPU_A1 $CPU_B0 $CPU_B1
+	if [ $# != 8 ]; then
+		echo ",,,,$n"
+		return
+	fi
+	awk -v a0="$1" -v a1="$3" -v b0="$5" -v b1="$7" -v xa0="$2" -v xa1="$4" -v xb0="$6" -v xb1="$8" -v n="$n" \
+		'BEGIN { printf "%.2f,%.2f,%d,%d,%d\n", (a1 - a0) / 100, (b1 - b0) / 100, xa1 - xa0, xb1 - xb0, n }'
+}
+
+# record REP TEST SIZE SYSTEM VALUE UNIT FRAMES_BEFORE [CPU_FIELDS]: one
+# sample (CPU_FIELDS: cpu_fields', for a bandwidth run).
 record() {
-	local rep=$1 test=$2 size=$3 sys=$4 value=$5 unit=$6 before=$7 after
+	local rep=$1 test=$2 size=$3 sys=$4 value=$5 unit=$6 before=$7 cpu=${8:-,,,,} after
 	after=$(frames_now)
 	# shellcheck disable=SC2086
 	set -- $before $after
@@ -92,12 +155,16 @@ record() {
 	if [ -z "$value" ]; then
 		# A run that failed or gave no figure is recorded as such (the
 		# report lists it) and the benchmark goes on.
-		echo "$rep,$test,$size,$sys,nan,failed,$sent,$lost" >>"$BENCH_CSV"
+		echo "$rep,$test,$size,$sys,nan,failed,$sent,$lost,$cpu" >>"$BENCH_CSV"
 		bench_say "rep $rep: $test $size $sys: FAILED (frames $sent, lost $lost)"
 		return
 	fi
-	echo "$rep,$test,$size,$sys,$value,$unit,$sent,$lost" >>"$BENCH_CSV"
-	bench_say "rep $rep: $test $size $sys: $value $unit (frames $sent, lost $lost)"
+	echo "$rep,$test,$size,$sys,$value,$unit,$sent,$lost,$cpu" >>"$BENCH_CSV"
+	if [ "$cpu" = ",,,," ]; then
+		bench_say "rep $rep: $test $size $sys: $value $unit (frames $sent, lost $lost)"
+	else
+		bench_say "rep $rep: $test $size $sys: $value $unit (frames $sent, lost $lost; cpu_a_s,cpu_b_s,ctxt_a,ctxt_b,bytes $cpu)"
+	fi
 }
 
 # iters_for SIZE: perftest iterations that move BW_BYTES in SIZE-byte messages.
@@ -123,30 +190,49 @@ bench_pair() {
 }
 
 # perftest_run REP TEST SIZE ITERS SYSTEM: one perftest program (-R), its
-# server on VM b, its client here.
+# server on VM b, its client here. TEST write_rate and send_rate are
+# ib_write_bw and ib_send_bw, their figure perftest's MsgRate[Mpps].
 perftest_run() {
-	local rep=$1 test=$2 size=$3 iters=$4 sys=$5 prog before args fig unit
-	prog=ib_$test
+	local rep=$1 test=$2 size=$3 iters=$4 sys=$5 prog before args fig unit cpu=
+	case $test in *_rate) prog=ib_${test%_rate}_bw ;; *) prog=ib_$test ;; esac
 	bench_port=$((bench_port + 1))
 	args="-R -p $bench_port -s $size -n $iters"
 	before=$(frames_now)
-	bench_pair "$sys" "$prog $args" "$prog $args $PEER"
-	fig=$(perftest_figure "$prog" "$CLI_OUT")
-	case $test in *_bw) unit=MiB/s ;; *) unit=usec ;; esac
-	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before"
+	case $test in
+	*_lat)
+		bench_pair "$sys" "$prog $args" "$prog $args $PEER"
+		fig=$(perftest_figure "$prog" "$CLI_OUT")
+		unit=usec
+		;;
+	*)
+		bench_pair_cpu "$sys" "$prog $args" "$prog $args $PEER"
+		cpu=$(cpu_fields $((iters * size)))
+		case $test in
+		*_rate) fig=$(perftest_figure "$prog" "$CLI_OUT" msgrate) unit=Mpps ;;
+		*) fig=$(perftest_figure "$prog" "$CLI_OUT") unit=MiB/s ;;
+		esac
+		;;
+	esac
+	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$cpu"
 }
 
-# tcp_stream REP SIZE: iperf3 moving BW_BYTES in SIZE-byte writes, a -> b.
+# tcp_stream REP SIZE [BYTES]: iperf3 moving BW_BYTES (or BYTES) in
+# SIZE-byte writes, a -> b: the TCP row "stream" in MiB/s, or with BYTES the
+# message-rate row "stream_rate": millions of SIZE-byte writes per second
+# (iperf3's receiver figure in KiB/s, divided by SIZE).
 tcp_stream() {
-	local rep=$1 size=$2 before fig
+	local rep=$1 size=$2 bytes=${3:-$BW_BYTES} before fig test=stream unit=MiB/s fmt=M
+	[ -z "${3:-}" ] || test=stream_rate unit=Mpps fmt=K
 	bench_port=$((bench_port + 1))
 	before=$(frames_now)
 	# The server bound to b's IPv4 address: wait_listen reads /proc/net/tcp.
-	bench_pair plain "iperf3 -s -1 -B $PEER -p $bench_port" \
-		"iperf3 -c $PEER -p $bench_port -n $BW_BYTES -l $size -f M"
+	bench_pair_cpu plain "iperf3 -s -1 -B $PEER -p $bench_port" \
+		"iperf3 -c $PEER -p $bench_port -n $bytes -l $size -f $fmt"
 	# "[  5]   0.00-1.23  sec  64.0 MBytes  52.0 MBytes/sec    receiver"
-	fig=$(echo "$CLI_OUT" | awk '/receiver/ { for (i = 2; i <= NF; i++) if ($i == "MBytes/sec") { print $(i - 1); exit } }')
-	record "$rep" stream "$size" tcp "$fig" MiB/s "$before"
+	fig=$(echo "$CLI_OUT" | awk -v u="${fmt}Bytes/sec" '/receiver/ { for (i = 2; i <= NF; i++) if ($i == u) { print $(i - 1); exit } }')
+	[ "$test" = stream ] || [ -z "$fig" ] ||
+		fig=$(awk -v k="$fig" -v s="$size" 'BEGIN { printf "%.6f", k * 1024 / s / 1e6 }')
+	record "$rep" "$test" "$size" tcp "$fig" "$unit" "$before" "$(cpu_fields "$bytes")"
 }
 
 # tcp_latency REP: tcp_pingpong's typical one-way latency of 4-byte messages.
@@ -277,6 +363,14 @@ bench_rdma_rows() {
 			done
 		done
 	done
+	if [ -n "$BENCH_RATE_TESTS" ]; then
+		tcp_stream "$rep" "$RATE_SIZE" $((RATE_MSGS * RATE_SIZE))
+		for test in $BENCH_RATE_TESTS; do
+			for sys in $RDMA_SYSTEMS; do
+				perftest_run "$rep" "$test" "$RATE_SIZE" "$RATE_MSGS" "$sys"
+			done
+		done
+	fi
 	tcp_latency "$rep"
 	for test in $BENCH_LAT_TESTS; do
 		for sys in $RDMA_SYSTEMS; do
@@ -305,7 +399,7 @@ bench_main() {
 	blk) blk=1 ;;
 	*) fail "bench: unknown rows '$BENCH_ROWS' (all, rdma or blk)" ;;
 	esac
-	echo "rep,test,size,system,value,unit,frames,frames_lost" >"$BENCH_CSV"
+	echo "rep,test,size,system,value,unit,frames,frames_lost,cpu_a_s,cpu_b_s,ctxt_a,ctxt_b,bytes" >"$BENCH_CSV"
 	load_srnic_both
 	siw_up
 	siw_peer_up

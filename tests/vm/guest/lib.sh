@@ -808,7 +808,9 @@ stack_prefix() {
 # CLI_CMD names the server's address itself (compat_addr WHERE). Sets CLI_OUT,
 # CLI_RC, SRV_OUT and SRV_RC (the programs' output and exit status); the
 # stand-ins trace each established connection of either side to /tmp/trace in
-# its VM (compat_mpa).
+# its VM (compat_mpa). COMPAT_MARK, when set, names a command that runs with
+# "before" just before the client starts (the server listening) and with
+# "after" just after it has ended (make bench's CPU time, bench.sh).
 compat_pair() {
 	local where=$1 port=$2 t=$3 ss=$4 sc=$5 cs=$6 cc=$7 pid t0 t1 t2
 	t0=$(uptime_cs)
@@ -820,10 +822,12 @@ compat_pair() {
 			peer ". /srnic/lib.sh; cat /proc/net/tcp; task_stacks ${sc%% *}"
 			fail "the server did not listen: $sc"
 		fi
+		[ -z "${COMPAT_MARK:-}" ] || $COMPAT_MARK before
 		t1=$(uptime_cs)
 		CLI_OUT=$(SRNIC_COMPAT_TRACE=/tmp/trace timeout "$t" $(stack_prefix "$cs") $cc 2>&1)
 		CLI_RC=$?
 		t2=$(uptime_cs)
+		[ -z "${COMPAT_MARK:-}" ] || $COMPAT_MARK after
 		SRV_OUT=$(peer_wait compat_srv "$t")
 		SRV_RC=$?
 	else
@@ -834,10 +838,12 @@ compat_pair() {
 			task_stacks "${sc%% *}"
 			fail "the server did not listen: $sc"
 		fi
+		[ -z "${COMPAT_MARK:-}" ] || $COMPAT_MARK before
 		t1=$(uptime_cs)
 		CLI_OUT=$(PEER_TIMEOUT=$((t + 60)) peer "rm -f /tmp/trace; SRNIC_COMPAT_TRACE=/tmp/trace timeout $t $(stack_prefix "$cs") $cc")
 		CLI_RC=$?
 		t2=$(uptime_cs)
+		[ -z "${COMPAT_MARK:-}" ] || $COMPAT_MARK after
 		wait "$pid"
 		SRV_RC=$?
 		SRV_OUT=$(cat /tmp/compat_srv.log)
@@ -902,12 +908,13 @@ perftest_args() {
 	esac
 }
 
-# perftest_figure PROGRAM OUTPUT: the figure of perftest's result line: the
-# average bandwidth in MB/s of a _bw program, the typical latency in usec of
-# a _lat program (empty when the output has no result line).
+# perftest_figure PROGRAM OUTPUT [msgrate]: the figure of perftest's result
+# line: the average bandwidth in MB/s of a _bw program (with "msgrate" its
+# MsgRate[Mpps] column, millions of messages per second), the typical latency
+# in usec of a _lat program (empty when the output has no result line).
 perftest_figure() {
 	local col=5
-	case "$1" in *_bw) col=4 ;; esac
+	case "$1" in *_bw) [ "${3:-}" = msgrate ] || col=4 ;; esac
 	echo "$2" | awk -v c="$col" '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= c && NF <= 9 { print $c; exit }'
 }
 

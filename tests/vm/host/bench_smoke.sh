@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Host check of the VM case bench_smoke: make bench's report
 # (scripts/bench-report.py) from the samples the case exported must come out
-# complete: a table with every row, and the plot when gnuplot is installed.
+# complete: a table with every row, the CPU tables with every bandwidth and
+# message-rate row, and the plot when gnuplot is installed.
 #
 #   tests/vm/host/bench_smoke.sh LOGDIR
 set -euo pipefail
@@ -15,6 +16,11 @@ python3 "$top/scripts/bench-report.py" "$csv" "$out" --title "bench_smoke (debug
 # Every program the case ran has its row.
 for row in $(awk -F, 'NR > 1 && $4 != "tcp" { print $2 }' "$csv" | sort -u); do
 	grep -q "^| $row |" "$out/table.md" || { echo "no row $row in the table"; exit 1; }
+done
+# Each bandwidth and message-rate row also in the two CPU tables (CPU time
+# per GiB, context switches per MiB).
+for row in $(awk -F, 'NR > 1 && $4 != "tcp" && $2 ~ /_(bw|rate)$/ { print $2 }' "$csv" | sort -u); do
+	[ "$(grep -c "^| $row |" "$out/table.md")" -ge 3 ] || { echo "row $row is not in the CPU tables"; exit 1; }
 done
 if command -v gnuplot >/dev/null; then
 	[ -s "$out/bandwidth.png" ] || { echo "no plot"; exit 1; }
