@@ -27,6 +27,8 @@
 #   make modules_install [KDIR=...] [INSTALL_MOD_PATH=]   srnic.ko and srnic_blk.ko
 #                        into /lib/modules/KERNELRELEASE/updates, depmod, and
 #                        modules-load.d/srnic.conf (srnic loads at boot)
+#   make deb             the Debian packages srnic-dkms, srnic-tools, libsrnic1 and
+#                        libsrnic-dev into build/deb/ (scripts/deb.sh)
 #   make clean
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -43,11 +45,11 @@ KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) H
 	SRNIC_KTEST=$(SRNIC_KTEST)
 
 # The version of srnic and of its packages: Cargo.toml's [workspace.package]
-# version, the one place it is set (srnic.pc gets it from here).
+# version, the one place it is set (dkms.conf and srnic.pc get it from here).
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' $(CURDIR)/Cargo.toml)
 
 # make install: the user-space side. LIBDIR may be a multiarch directory
-# (/usr/lib/x86_64-linux-gnu). The udev and modules-load.d
+# (make deb: /usr/lib/x86_64-linux-gnu). The udev and modules-load.d
 # directories under PREFIX are read by udev and systemd for /usr and for
 # /usr/local alike.
 PREFIX ?= /usr/local
@@ -66,7 +68,7 @@ INSTALL_MOD_PATH ?= $(DESTDIR)
 KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
 
 .PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz fuzz-abi vm-test demo bench
-.PHONY: user install modules_install version
+.PHONY: user install modules_install version deb
 
 all: modules
 
@@ -100,6 +102,9 @@ install: user
 
 version:
 	@echo $(VERSION)
+
+deb: deps
+	scripts/deb.sh $(VERSION) build/deb
 
 clean:
 	-$(KMAKE) clean 2>/dev/null
