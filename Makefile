@@ -9,7 +9,8 @@
 #                        ...) into build/rdma-compat; `srnic exec -- PROGRAM` uses them
 #   make kernel          build the cached test kernels (VARIANT=debug|plain)
 #   make check           every test: host tests, lints, module build, a short fuzz
-#                        run of every target, VM tests
+#                        run of every target, the packages (without their VM run),
+#                        VM tests
 #   make check-long      the VM tests with their full repetition counts
 #   make fuzz-smoke      build every fuzz target and run each for 10 s
 #   make fuzz TARGET=mpa_framer [SECONDS=600]   one long fuzz run
@@ -29,6 +30,9 @@
 #                        modules-load.d/srnic.conf (srnic loads at boot)
 #   make deb             the Debian packages srnic-dkms, srnic-tools, libsrnic1 and
 #                        libsrnic-dev into build/deb/ (scripts/deb.sh)
+#   make check-pkg       scripts/pkg-test.sh: the packages built, checked, installed
+#                        on this host, the module built by DKMS for the debug test
+#                        kernel and run in the VMs (case rdma_write)
 #   make clean
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -68,7 +72,7 @@ INSTALL_MOD_PATH ?= $(DESTDIR)
 KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
 
 .PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz fuzz-abi vm-test demo bench
-.PHONY: user install modules_install version deb
+.PHONY: user install modules_install version deb check-pkg
 
 all: modules
 
@@ -105,6 +109,9 @@ version:
 
 deb: deps
 	scripts/deb.sh $(VERSION) build/deb
+
+check-pkg: deps
+	scripts/pkg-test.sh
 
 clean:
 	-$(KMAKE) clean 2>/dev/null
@@ -151,7 +158,10 @@ DURATION ?= 600
 fuzz-abi: deps
 	tests/vm/run.sh --variant $(VARIANT) --fuzz-seconds $(DURATION) $(if $(SEED),--fuzz-seed $(SEED)) abi_fuzz
 
+# The packages' test without its VM run (about two minutes; make check-pkg
+# runs that too): after check-module, which built the debug kernel it needs.
 check: check-host check-module fuzz-smoke
+	scripts/pkg-test.sh --no-vm
 	tests/vm/run.sh --variant debug
 
 check-long: check-host check-module
