@@ -9,7 +9,8 @@
 #                        ...) into build/rdma-compat; `srnic exec -- PROGRAM` uses them
 #   make kernel          build the cached test kernels (VARIANT=debug|plain)
 #   make check           every test: host tests, lints, module build, a short fuzz
-#                        run of every target, VM tests
+#                        run of every target, the packages (without their VM run),
+#                        VM tests
 #   make check-long      the VM tests with their full repetition counts
 #   make fuzz-smoke      build every fuzz target and run each for 10 s
 #   make fuzz TARGET=mpa_framer [SECONDS=600]   one long fuzz run
@@ -21,6 +22,17 @@
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
 #                        DURATION seconds (default 600); it prints its seed
+#   make install [PREFIX=/usr/local] [DESTDIR=]   the srnic tool, libsrnic (shared and
+#                        static), its headers and srnic.pc, the udev rule; builds
+#                        them first with cargo (Documentation/srnic/install.rst)
+#   make modules_install [KDIR=...] [INSTALL_MOD_PATH=]   srnic.ko and srnic_blk.ko
+#                        into /lib/modules/KERNELRELEASE/updates, depmod, and
+#                        modules-load.d/srnic.conf (srnic loads at boot)
+#   make deb             the Debian packages srnic-dkms, srnic-tools, libsrnic1 and
+#                        libsrnic-dev into build/deb/ (scripts/deb.sh)
+#   make check-pkg       scripts/pkg-test.sh: the packages built, checked, installed
+#                        on this host, the module built by DKMS for the debug test
+#                        kernel and run in the VMs (case rdma_write)
 #   make clean
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
@@ -29,14 +41,77 @@ VARIANT ?= debug
 # own when your kernel was built with something else.
 LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
-KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC)
+# srnic_ktest.ko, the kernel verbs API's test module (Kbuild), only when asked
+# for (SRNIC_KTEST=m): what `make` builds is what `make modules_install`
+# installs. The VM tests build it with scripts/module.sh.
+SRNIC_KTEST ?= n
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) \
+	SRNIC_KTEST=$(SRNIC_KTEST)
+
+# The version of srnic and of its packages: Cargo.toml's [workspace.package]
+# version, the one place it is set (dkms.conf and srnic.pc get it from here).
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' $(CURDIR)/Cargo.toml)
+
+# make install: the user-space side. LIBDIR may be a multiarch directory
+# (make deb: /usr/lib/x86_64-linux-gnu). The udev and modules-load.d
+# directories under PREFIX are read by udev and systemd for /usr and for
+# /usr/local alike.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
+MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+# The shared library's SONAME (libsrnic.so.N), set by tools/libsrnic-c/build.rs
+# and read back from the built library.
+CARGO_OUT = $(CURDIR)/target/release
+SONAME = $(shell readelf -d $(CARGO_OUT)/libsrnic_verbs.so | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+# make modules_install: INSTALL_MOD_PATH is Kbuild's staging root (DESTDIR too).
+INSTALL_MOD_PATH ?= $(DESTDIR)
+KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
 
 .PHONY: all modules clean deps uapi compat kernel check check-host check-module check-long fuzz-smoke fuzz fuzz-abi vm-test demo bench
+.PHONY: user install modules_install version deb check-pkg
 
 all: modules
 
 modules:
 	$(KMAKE) modules
+
+modules_install: modules
+	$(KMAKE) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
+	@# Kbuild runs depmod only when the kernel tree has its System.map.
+	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE)
+	install -D -m 0644 packaging/modules-load.d/srnic.conf $(DESTDIR)$(MODULESLOADDIR)/srnic.conf
+
+# The srnic tool and the C library (shared and static), with cargo.
+user:
+	cargo build --release --locked --manifest-path $(CURDIR)/Cargo.toml -p srnic-cli -p srnic-c
+
+install: user
+	@test -n "$(SONAME)" || { echo "install: no SONAME in $(CARGO_OUT)/libsrnic_verbs.so"; exit 1; }
+	install -D -m 0755 $(CARGO_OUT)/srnic $(DESTDIR)$(BINDIR)/srnic
+	install -D -m 0644 $(CARGO_OUT)/libsrnic_verbs.so $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libsrnic.so
+	install -m 0644 $(CARGO_OUT)/libsrnic_verbs.a $(DESTDIR)$(LIBDIR)/libsrnic.a
+	install -D -m 0644 tools/libsrnic-c/include/srnic_verbs.h $(DESTDIR)$(INCLUDEDIR)/srnic/srnic_verbs.h
+	install -m 0644 uapi/srnic.h $(DESTDIR)$(INCLUDEDIR)/srnic/srnic.h
+	mkdir -p $(DESTDIR)$(PKGCONFIGDIR)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+		-e 's|@VERSION@|$(VERSION)|' packaging/srnic.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/srnic.pc
+	install -D -m 0644 packaging/udev/60-srnic.rules $(DESTDIR)$(UDEVRULESDIR)/60-srnic.rules
+	@# The dynamic linker's cache, on a real installation by root.
+	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
+
+version:
+	@echo $(VERSION)
+
+deb: deps
+	scripts/deb.sh $(VERSION) build/deb
+
+check-pkg: deps
+	scripts/pkg-test.sh
 
 clean:
 	-$(KMAKE) clean 2>/dev/null
@@ -83,7 +158,10 @@ DURATION ?= 600
 fuzz-abi: deps
 	tests/vm/run.sh --variant $(VARIANT) --fuzz-seconds $(DURATION) $(if $(SEED),--fuzz-seed $(SEED)) abi_fuzz
 
+# The packages' test without its VM run (about two minutes; make check-pkg
+# runs that too): after check-module, which built the debug kernel it needs.
 check: check-host check-module fuzz-smoke
+	scripts/pkg-test.sh --no-vm
 	tests/vm/run.sh --variant debug
 
 check-long: check-host check-module

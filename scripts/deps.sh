@@ -25,6 +25,9 @@ PACKAGES=(
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# rdma-core's headers, which the stand-ins of tools/rdma-compat are built against.
 	libibverbs-dev librdmacm-dev
+	# make deb and its test (scripts/deb.sh, scripts/pkg-test.sh): dpkg-deb and
+	# dpkg-shlibdeps, DKMS, pkg-config, udevadm.
+	dpkg-dev dkms pkgconf udev
 )
 
 missing=()

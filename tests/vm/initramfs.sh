@@ -4,11 +4,14 @@
 # test programs, the guest scripts and cases, and the Debian binaries the cases
 # need together with the shared libraries ldd lists for them.
 #
-#   tests/vm/initramfs.sh SRNIC_KO TOOLS_DIR OUT.cpio.gz
+#   tests/vm/initramfs.sh SRNIC_KO TOOLS_DIR OUT.cpio.gz [CLIENTS_DIR]
+#
+# srnic_ktest.ko and srnic_blk.ko come from CLIENTS_DIR, by default the
+# directory of SRNIC_KO (scripts/module.sh builds all three there).
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-ko=$1 tools=$2 out=$3
+ko=$1 tools=$2 out=$3 clients=${4:-$(dirname "$1")}
 root=$(mktemp -d)
 # mktemp -d makes the directory 0700: the VMs' root must be usable by
 # unprivileged users (memlock_limit runs as nobody).
@@ -81,9 +84,9 @@ done
 
 cp "$ko" "$root/srnic/srnic.ko"
 # The kernel verbs API's test client, built beside srnic.ko (scripts/module.sh).
-cp "$(dirname "$ko")/srnic_ktest.ko" "$root/srnic/srnic_ktest.ko"
+cp "$clients/srnic_ktest.ko" "$root/srnic/srnic_ktest.ko"
 # The block device over remote memory, a kernel client (clients/blk/).
-cp "$(dirname "$ko")/srnic_blk.ko" "$root/srnic/srnic_blk.ko"
+cp "$clients/srnic_blk.ko" "$root/srnic/srnic_blk.ko"
 cp "$tools"/* "$root/bin/"
 # The dynamically linked test programs (tests/vm/progs/rdmacm) need rdma-core's
 # libraries; the static ones have none to copy.

@@ -3,7 +3,7 @@
 # Boot the two srnic test VMs and run test cases (or the demo) in them.
 #
 #   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N]
-#                   [--fuzz-seconds N] [--fuzz-seed S] [CASE...]
+#                   [--fuzz-seconds N] [--fuzz-seed S] [--module SRNIC_KO] [CASE...]
 #   tests/vm/run.sh --bench [--bench-reps N] [--bench-tiny] [--bench-rows all|rdma|blk]
 #                   [--bench-tests T,T...] [--bench-sizes N,N...] [--variant ...]
 #
@@ -17,6 +17,12 @@
 # --long runs the cases with their full repetition counts (make check-long).
 # --fuzz-seconds and --fuzz-seed set the abi_fuzz case's duration and seed
 # (make fuzz-abi DURATION=N SEED=S; srnic.fuzz_seconds, srnic.fuzz_seed).
+# --module puts SRNIC_KO into the VMs as their srnic.ko instead of the one
+# scripts/module.sh builds (which still builds srnic_blk.ko and srnic_ktest.ko
+# for them): e.g. the module DKMS built from the srnic-dkms package
+# (scripts/pkg-test.sh). Its vermagic must name the variant's kernel; each VM
+# prints the sha256 of the srnic.ko it has, and the run fails unless both
+# printed SRNIC_KO's.
 # --cpus gives each VM N virtual CPUs (default: SRNIC_VM_CPUS, else 2), so
 # that races between CPUs are exercised (TCG runs them on separate threads).
 # VM "a" runs the cases and prints KTAP; VM "b" is its peer, driven over a
@@ -42,7 +48,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0 bench=
+variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0 bench= module=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -57,7 +63,8 @@ while [ $# -gt 0 ]; do
 	--cpus) cpus=$2; shift 2 ;;
 	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;
 	--fuzz-seed) fuzz="$fuzz srnic.fuzz_seed=$2"; shift 2 ;;
-	-h|--help) sed -n '3,40p' "$0"; exit 0 ;;
+	--module) module=$2; shift 2 ;;
+	-h|--help) sed -n '3,46p' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
@@ -72,8 +79,17 @@ deadline_margin=120
 build=$SRNIC_TOP/build/$variant
 kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
 ko=$("$SRNIC_TOP/scripts/module.sh" "$kdir" "$build/module")
+clients=$(dirname "$ko")
+if [ -n "$module" ]; then
+	[ -f "$module" ] || die "--module: no such file: $module"
+	ko=$(cd "$(dirname "$module")" && pwd)/$(basename "$module")
+	krel=$(cat "$kdir/include/config/kernel.release")
+	magic=$(/sbin/modinfo -F vermagic "$ko" | cut -d' ' -f1)
+	[ "$magic" = "$krel" ] || die "--module: $ko is built for kernel '$magic', not the $variant kernel's $krel"
+	log "the VMs' srnic.ko: $ko (--module)"
+fi
 "$SRNIC_TOP/scripts/tools.sh" "$build/tools"
-"$SRNIC_TOP/tests/vm/initramfs.sh" "$ko" "$build/tools" "$build/initramfs.cpio.gz"
+"$SRNIC_TOP/tests/vm/initramfs.sh" "$ko" "$build/tools" "$build/initramfs.cpio.gz" "$clients"
 
 logs=$SRNIC_TOP/build/vm-logs/$(date +%Y%m%d-%H%M%S)-$variant-$mode
 mkdir -p "$logs"
@@ -283,6 +299,18 @@ for v in a b; do
 	if [ "${online:-0}" != "$cpus" ]; then
 		log "VM $v brought up ${online:-an unknown number of} CPUs, not $cpus"
 		fail=1
+	fi
+	# With --module, the srnic.ko each VM had (/init prints its sha256).
+	if [ -n "$module" ]; then
+		want=$(sha256sum "$ko" | cut -d' ' -f1)
+		got=$(tr -d '\r' <"$logs/$v.log" | sed -n 's/^srnic-vm: srnic.ko sha256 //p')
+		got=${got%%$'\n'*}
+		if [ "$got" = "$want" ]; then
+			log "VM $v had the --module srnic.ko (sha256 $want)"
+		else
+			log "VM $v had a srnic.ko with sha256 ${got:-unknown}, not --module's $want"
+			fail=1
+		fi
 	fi
 	# The kernel's messages are all in NAME.boot; kmemleak's reports (printed
 	# by /init) are in NAME.log.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * srnic_verbs.h: the C API of the srnic verbs library (libsrnic_verbs.a / .so),
- * in the shape of libibverbs and librdmacm.
+ * srnic_verbs.h: the C API of the srnic verbs library (libsrnic_verbs.a / .so,
+ * installed as libsrnic.a / libsrnic.so.1: pkg-config srnic), in the shape of
+ * libibverbs and librdmacm.
  *
  * Conventions:
  *  - Every function returns 0 (or a non-negative count) on success and a
