@@ -37,7 +37,8 @@ struct Role {
     /// Be the server: listen and serve one client.
     #[arg(short = 's', long)]
     server: bool,
-    /// Be the client: connect to ADDR (an IPv4/IPv6 address or a host name).
+    /// Be the client: connect to ADDR (an IPv4 address or a host name; the module
+    /// supports IPv4 only).
     #[arg(short = 'c', long, value_name = "ADDR")]
     client: Option<String>,
 }
@@ -47,7 +48,7 @@ struct Net {
     /// The TCP port.
     #[arg(short = 'p', long, default_value_t = 18515)]
     port: u16,
-    /// Server: the local address to listen on (default 0.0.0.0; `::` for IPv6).
+    /// Server: the local address to listen on (default 0.0.0.0; IPv4 only).
     #[arg(short = 'b', long, value_name = "ADDR")]
     bind: Option<String>,
     #[command(flatten)]

@@ -41,15 +41,22 @@ impl NetOpts {
     }
 }
 
-/// Resolves `host` (an address or a name) with `port`.
+/// Resolves `host` (an address or a name) with `port`. Of a name's
+/// addresses, the first IPv4 one: the module speaks IPv4 only, and a name
+/// like `localhost` may list `::1` first. A name with IPv6 addresses only
+/// gives its first (the module then refuses it with EAFNOSUPPORT).
 pub fn resolve(host: &str, port: u16) -> CmdResult<SocketAddr> {
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
     }
-    (host, port)
+    let all: Vec<SocketAddr> = (host, port)
         .to_socket_addrs()
         .map_err(|e| Fail::Error(format!("cannot resolve {host}: {e}")))?
-        .next()
+        .collect();
+    all.iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| all.first())
+        .copied()
         .ok_or_else(|| Fail::Error(format!("{host} has no address")))
 }
 

@@ -37,14 +37,25 @@ impl fmt::Display for Fail {
     }
 }
 
+/// What to do about an error, where the errno says it (empty otherwise).
+fn hint(e: &srnic::Error) -> &'static str {
+    let open = matches!(e, srnic::Error::Open { .. });
+    match e.raw_os_error() {
+        Some(libc::ENOENT | libc::ENXIO | libc::ENODEV) if open => {
+            " (the srnic module is not loaded: modprobe srnic, or insmod srnic.ko)"
+        }
+        Some(libc::EACCES | libc::EPERM) if open => {
+            " (no access to the device: see its group and mode, set by the udev rule 60-srnic.rules)"
+        }
+        Some(libc::ENOMEM) => " (registered memory is charged to RLIMIT_MEMLOCK: try ulimit -l)",
+        Some(libc::EAFNOSUPPORT) => " (the srnic module supports IPv4 addresses only)",
+        _ => "",
+    }
+}
+
 impl From<srnic::Error> for Fail {
     fn from(e: srnic::Error) -> Self {
-        let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
-            " (registered memory is charged to RLIMIT_MEMLOCK: try ulimit -l)"
-        } else {
-            ""
-        };
-        Fail::Error(format!("{e}{hint}"))
+        Fail::Error(format!("{e}{}", hint(&e)))
     }
 }
 
@@ -121,6 +132,35 @@ pub fn verify_pattern(buf: &[u8], iter: u64) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn os(errno: i32) -> std::io::Error {
+        std::io::Error::from_raw_os_error(errno)
+    }
+
+    #[test]
+    fn hints_say_what_to_do() {
+        let open = |errno| srnic::Error::Open {
+            path: "/dev/srnic".into(),
+            source: os(errno),
+        };
+        assert!(Fail::from(open(libc::ENOENT))
+            .to_string()
+            .contains("modprobe srnic"));
+        assert!(Fail::from(open(libc::EACCES))
+            .to_string()
+            .contains("60-srnic.rules"));
+        let bind = srnic::Error::Os {
+            op: "SRNIC_IOCTL_LISTEN",
+            source: os(libc::EAFNOSUPPORT),
+        };
+        assert!(Fail::from(bind).to_string().contains("IPv4 addresses only"));
+        // ENOENT from anything but opening the device is not a missing module.
+        let other = srnic::Error::Os {
+            op: "SRNIC_IOCTL_QUERY_QP",
+            source: os(libc::ENOENT),
+        };
+        assert!(!Fail::from(other).to_string().contains("modprobe"));
+    }
 
     #[test]
     fn sizes() {
