@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Build the C example statically against the srnic C API, for the test VMs'
 # busybox initramfs:
 #

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! The shared library's SONAME. Cargo names the file `libsrnic_verbs.so`;
 //! installed (`make install`, the `libsrnic1` package) it is
 //! `libsrnic.so.1`, and programs linked with `-lsrnic` record that name.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! The ABI of `/dev/srnic`, generated from `uapi/srnic.h`.
 //!
 //! The header is the one definition. `scripts/gen-uapi.sh` runs bindgen on it

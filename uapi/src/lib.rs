@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! srnic's user-space ABI in Rust, generated from `uapi/srnic.h` (see `abi.rs`).
 //!
 //! The definitions live in `abi.rs` (and the `generated.rs` it includes) so that

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Compiles `uapi/srnic.h` with the host C compiler and checks that every
 //! structure size, field offset, field size, constant value and constant width
 //! (the ioctl numbers' values) equals the generated Rust. The lists come from the

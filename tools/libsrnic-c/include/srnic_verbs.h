@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * srnic_verbs.h: the C API of the srnic verbs library (libsrnic_verbs.a / .so,
  * installed as libsrnic.a / libsrnic.so.1: pkg-config srnic), in the shape of

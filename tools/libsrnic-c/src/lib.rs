@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! The C ABI of the srnic verbs library: `include/srnic_verbs.h`.
 //!
 //! A separate crate rather than a feature of `srnic`: the Rust library stays

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Conversions between [`std::net::SocketAddr`] and the ABI's `struct srnic_sockaddr`
 //! (family, port in host byte order, scope id, 16 address bytes with IPv4 in the
 //! first four in network byte order).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! The connection manager (rdma_cm's role): listeners, incoming connection
 //! requests to accept or reject, and active connects of a queue pair.
 //!

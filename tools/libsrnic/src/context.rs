@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! The device context: one open file of `/dev/srnic`, the owner of every object
 //! created through it, and the event demultiplexer.
 //!

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Completion queues (ibverbs' `ibv_cq` with its completion channel).
 //!
 //! The completion channel is the device fd itself: after [`CompletionQueue::req_notify`]

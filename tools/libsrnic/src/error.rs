@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Errors of the srnic library: every failure keeps the errno behind it, so that
 //! callers (and the C ABI) can tell a bad handle from a busy object or a full queue.
 

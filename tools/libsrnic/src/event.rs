@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Event records: what `read()` on the device returns (`struct srnic_event`,
 //! 352 bytes each), decoded into [`Event`], and the MPA option bits they carry.
 

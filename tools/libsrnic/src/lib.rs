@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! User-space verbs library for srnic, the software RDMA NIC.
 //!
 //! The object model is libibverbs': a [`Context`] (one open file of

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Memory regions (ibverbs' `ibv_mr`): user memory registered with the device,
 //! pinned and addressed locally by the lkey and remotely by the rkey (STag) plus
 //! the virtual address.

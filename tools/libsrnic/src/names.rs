@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Names of ABI values, taken from the constants' names in `uapi/srnic.h`
 //! (`SRNIC_MPA_RTR_READ` is `rtr-read`) instead of lists kept here.
 

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Protection domains (ibverbs' `ibv_pd`): the scope memory regions and queue
 //! pairs share; a key is only valid on a QP of the same PD.
 

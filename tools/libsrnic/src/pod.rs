@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Byte views of the ABI's plain-old-data structures (for read() and write()).
 
 use srnic_uapi as abi;

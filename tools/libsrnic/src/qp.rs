@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Queue pairs (ibverbs' `ibv_qp`, reliable connected) and their typed work
 //! requests. A batch of work requests becomes one `write()` of records: each a
 //! `struct srnic_post_wr` followed by its `struct srnic_sge`s.

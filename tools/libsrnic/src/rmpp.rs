@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Sandia RMPP endpoints (see `Documentation/srnic/rmpp.rst`).
 //!
 //! An [`RmppEndpoint`] is one local NID on one netdev. Messages go to a NID with

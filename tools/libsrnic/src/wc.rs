@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Work completions (ibverbs' `ibv_wc`): what `SRNIC_IOCTL_POLL_CQ` returns, with
 //! typed status and opcode enums that keep values this library does not know.
 

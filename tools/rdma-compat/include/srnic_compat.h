@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * srnic_compat.h: what the libibverbs stand-in shares with the librdmacm
  * stand-in (exported under the version node SRNIC_COMPAT_PRIVATE, like

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libefa.so.1 stand-in: perftest links the EFA direct-verbs library and uses it
  * only on AWS EFA devices; srnic is none, so both entry points it imports fail

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libmlx5.so.1 stand-in. Debian's perftest links the mlx5 direct-verbs library
  * and calls into it only for ConnectX devices; srnic is none, so every entry

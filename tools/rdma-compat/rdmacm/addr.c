@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Addresses of identifiers: rdma_bind_addr, rdma_resolve_addr,
  * rdma_resolve_route, rdma_get_src_port, rdma_get_dst_port. Resolution is local

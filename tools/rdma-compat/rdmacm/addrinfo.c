@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * rdma_getaddrinfo / rdma_freeaddrinfo: getaddrinfo(3) results as
  * rdma_addrinfo, each for a reliable connected (RDMA_PS_TCP) endpoint. With

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Event channels: rdma_create_event_channel, rdma_destroy_event_channel,
  * rdma_get_cm_event, rdma_ack_cm_event. The fd is an eventfd that is readable

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Internals of the librdmacm stand-in, shared by its files. */
 #ifndef COMPAT_CMA_H
 #define COMPAT_CMA_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Connections over srnic's connection manager (uapi/srnic.h: LISTEN, CONNECT,
  * ACCEPT, REJECT, DISCONNECT and their events): rdma_listen, rdma_connect,

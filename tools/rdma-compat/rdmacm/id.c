@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Communication identifiers: the shared device context, rdma_create_id,
  * rdma_destroy_id, rdma_migrate_id, rdma_get_devices.

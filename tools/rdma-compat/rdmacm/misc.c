@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * What the librdmacm stand-in does not do, failing as rdma-core does for an
  * operation the transport lacks (-1 with errno ENOSYS or EOPNOTSUPP), and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * QPs and endpoints of communication identifiers: rdma_create_qp(_ex),
  * rdma_destroy_qp, rdma_create_ep, rdma_destroy_ep.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Checks that the stand-ins in DIR export every versioned symbol that the
 # programs of programs.list import from libibverbs, librdmacm, libmlx5 and
 # libefa, and that each stand-in has the soname the programs ask for.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Host test of the librdmacm stand-in over the mock device
  * (tests/mock_srnic.c pairs QPs of this process): both sides of connections in

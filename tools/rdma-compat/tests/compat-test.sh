@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPDX-License-Identifier: GPL-2.0
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Host tests of the stand-ins in DIR that need no srnic module:
 #  1. without a device, the Debian programs load the stand-ins, find no
 #     device and fail cleanly (no signal);

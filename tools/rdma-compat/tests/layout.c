@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Compile-time checks of the layouts the stand-ins rely on, against rdma-core's
  * own headers (built by `make -C tools/rdma-compat layout`; it only has to

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * A stand-in for libsrnic_verbs.a in host tests, where /dev/srnic does not
  * exist: tests/compat-test.sh links the libibverbs stand-in against it to run

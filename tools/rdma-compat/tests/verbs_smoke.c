@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Host test of the libibverbs stand-in, built against rdma-core's headers so
  * that the inline functions of verbs.h (ibv_post_send, ibv_poll_cq,

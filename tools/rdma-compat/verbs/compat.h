@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* Internals of the libibverbs stand-in, shared by its files. */
 #ifndef COMPAT_VERBS_H
 #define COMPAT_VERBS_H

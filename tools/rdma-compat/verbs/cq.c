@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Completion queues and completion channels: ibv_create_cq, ibv_destroy_cq,
  * ibv_poll_cq and ibv_req_notify_cq (through context->ops),

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The device list and what describes the device: ibv_get_device_list,
  * ibv_open_device/ibv_close_device, ibv_query_device, ibv_query_port,

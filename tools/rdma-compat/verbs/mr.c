@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Memory regions: ibv_reg_mr, ibv_reg_mr_iova, ibv_reg_mr_iova2, ibv_dereg_mr,
  * ibv_rereg_mr. */
 #include <stdlib.h>

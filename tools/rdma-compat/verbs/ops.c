@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The operation table the inline functions of verbs.h call through, and the
  * small helpers of libibverbs that do not touch the device.

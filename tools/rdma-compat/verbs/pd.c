@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Protection domains: ibv_alloc_pd, ibv_dealloc_pd. */
 #include <stdlib.h>
 #include "compat.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Queue pairs: ibv_create_qp, ibv_modify_qp, ibv_query_qp, ibv_destroy_qp, and
  * ibv_post_send/ibv_post_recv (through context->ops).

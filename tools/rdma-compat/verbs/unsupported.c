@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Verbs iWARP or srnic do not have. Each fails the way rdma-core fails a verb
  * the provider lacks: NULL or -1 with errno EOPNOTSUPP, or EOPNOTSUPP returned,
