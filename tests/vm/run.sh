@@ -181,6 +181,8 @@ start=$(date +%s)
 # stops the VMs; the run boots them once more, and fails if that hangs too.
 boot_limit=${SRNIC_VM_BOOT_LIMIT:-300}
 gdb_port_a=$(free_port) gdb_port_b=$(free_port)
+# stop_vms: ends both VMs' QEMU (the watchdogs below).
+stop_vms() { kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true; }
 booted() { grep -qa "srnic-vm: [0-9]* CPUs online" "$logs/$1.log" 2>/dev/null; }
 boot_watch() {
 	local t=0 v port
@@ -203,7 +205,7 @@ boot_watch() {
 			grep -v '^warning' "$logs/$v.boot-hang" | sed 's/^/    /' >&2
 		fi
 	done
-	kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true
+	stop_vms
 }
 
 # When one VM's QEMU has ended (the run is over, or QEMU itself died: seen,
@@ -220,7 +222,7 @@ pair_watch() {
 		t=$((t + 2))
 	done
 	log "one VM ended $pair_grace s before the other; stopping it"
-	kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true
+	stop_vms
 }
 
 for attempt in 1 2; do
