@@ -17,6 +17,11 @@ Writes into OUTDIR:
   time per GiB moved and context switches per MiB, with the ratios
   srnic/siw and srnic-crc/siw of the receiver's CPU time; the virtual
   link's frame losses per system; the guest clock against the host's;
+- the many-QPs rows, when the samples have them: qp_fair's aggregate RDMA
+  WRITE bandwidth of N QPs at once per system, its ratio to the same
+  system's 1-QP run and to siw, and the slowest QP's share of it as a
+  fraction of the fair share, with the issue's goals at 256 QPs; the kernel
+  memory per idle QP on each VM, srnic against siw;
 - the block rows, when the samples have them: fio's IOPS or MiB/s on
   srnic_blk, NBD, NVMe over TCP and NVMe over RDMA (siw), and the ratios
   srnic_blk/each, paired the same way;
@@ -60,7 +65,7 @@ ROW_ORDER = [
 # The rows whose runs move data one way, for the CPU tables (and TCP's), and
 # those of them where VM b (the server) sends and VM a receives; in the
 # others VM a (the client) sends.
-MOVE_ROWS = ["write_bw", "read_bw", "send_bw", "write_rate", "send_rate", "stream", "stream_rate"]
+MOVE_ROWS = ["write_bw", "read_bw", "send_bw", "write_rate", "send_rate", "stream", "stream_rate", "qps"]
 B_SENDS = {"read_bw"}
 # The block rows (fio on each remote block device): systems and row order.
 BLK_SYSTEMS = ["srnic_blk", "nbd", "nvme-tcp", "nvme-rdma"]
@@ -77,6 +82,15 @@ GOALS = {
     ("write_lat", 4): [("srnic/siw", 0.9, "max")],
     ("send_lat", 4): [("srnic/siw", 0.9, "max")],
 }
+# The many-QPs rows (qp_fair; their size is the number of QPs): the systems,
+# and the performance issue's goals, at 256 QPs: the aggregate at least 0.9
+# of one QP's, the slowest QP at least half its fair share.
+QPS_SYSTEMS = ["srnic", "srnic-crc", "siw"]
+QPS_GOALS = {256: [("srnic vs 1 QP", 0.9, "min"), ("srnic fairness", 0.5, "min")]}
+# The idle-memory rows (KiB per idle QP on VM a, the client, and VM b, the
+# server): the systems, and the goal, srnic at most siw's on both.
+IDLE_SYSTEMS = ["srnic", "siw"]
+IDLE_GOALS = [("srnic/siw a", 1.0, "max"), ("srnic/siw b", 1.0, "max")]
 # The performance issue's goal for CPU time: the receiver's CPU time per GiB
 # at most siw's, on the 64 KiB rows (the ratio names of the CPU table).
 CPU_GOALS = {
@@ -138,7 +152,9 @@ def fmt(v):
     return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
 
 
-def size_name(n):
+def size_name(n, test=None):
+    if test == "qps":
+        return f"{n} QP" if n == 1 else f"{n} QPs"
     for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= div and n % div == 0:
             return f"{n // div} {unit}"
@@ -200,12 +216,13 @@ def cpu_tables(rows, keys):
     if not keys:
         return []
     out = [
-        "CPU time and context switches of the bandwidth and message-rate rows, per "
-        "system on the sending VM (tx: VM a, VM b for read_bw) and on the receiving "
+        "CPU time and context switches of the bandwidth, message-rate and many-QPs "
+        "rows, per system on the sending VM (tx: VM a, VM b for read_bw) and on the receiving "
         "one (rx), from /proc/stat just before the client started (the server "
         "listening) to just after it ended: all CPUs' user, nice, system, irq and "
         "softirq time, so the programs' own set-up (connection, memory "
-        "registration) is in it too. Medians (lower is better); rx srnic/siw and "
+        "registration; for qps, setting up and tearing down every QP's connection) "
+        "is in it too. Medians (lower is better); rx srnic/siw and "
         "rx srnic-crc/siw are the medians of the receiver's paired ratios.",
         "",
     ]
@@ -222,7 +239,7 @@ def cpu_tables(rows, keys):
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "|".join("---" for _ in head) + "|")
         for test, size in keys:
-            cells = [test, size_name(size)]
+            cells = [test, size_name(size, test)]
             for name in (tx, rx):
                 d = with_tcp(m[name], test, size)
                 cells += [fmt(statistics.median(d[s].values())) if d.get(s) else "-" for s in SYSTEMS]
@@ -236,6 +253,86 @@ def cpu_tables(rows, keys):
                 cells.append(goal_text(ratios, CPU_GOALS.get((test, size), [])))
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+    return out
+
+
+def qps_tables(data, incomplete):
+    """The many-QPs table and the idle-memory table (none when the samples
+    have no such rows); appends what is missing to incomplete."""
+    out = []
+    counts = sorted(n for (t, n) in data if t == "qps")
+    if counts:
+        out.append(
+            "Many QPs at once (qp_fair: every QP keeps a window of RDMA WRITEs "
+            "outstanding for a fixed time; performance.rst): aggregate MiB/s of the N "
+            "QPs (median), srnic/siw paired within a repetition, each system's "
+            "aggregate against its own 1-QP run of the same repetition (vs 1 QP), "
+            "and fairness: the slowest QP's MiB/s as a fraction of the fair share, "
+            "aggregate / N (median; 1 for one QP)."
+        )
+        out.append("")
+        head = ["row", "QPs"] + QPS_SYSTEMS + ["srnic/siw", "srnic-crc/siw"]
+        head += [f"{s} vs 1 QP" for s in QPS_SYSTEMS] + [f"{s} fairness" for s in QPS_SYSTEMS]
+        head.append("goal")
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|" + "|".join("---" for _ in head) + "|")
+        one = data.get(("qps", 1), {})
+        for n in counts:
+            d = data[("qps", n)]
+            fair = data.get(("qps_fair", n), {})
+            for s in ("srnic", "siw"):
+                if not d.get(s):
+                    incomplete.append(f"qps {n}: no {s} figure")
+                if not fair.get(s):
+                    incomplete.append(f"qps_fair {n}: no {s} figure")
+            ratios = {
+                "srnic/siw": paired_ratio(d, "srnic", "siw"),
+                "srnic-crc/siw": paired_ratio(d, "srnic-crc", "siw"),
+            }
+            for s in QPS_SYSTEMS:
+                pair = {"n": d.get(s, {}), "1": one.get(s, {})}
+                ratios[f"{s} vs 1 QP"] = paired_ratio(pair, "n", "1")
+                ratios[f"{s} fairness"] = (
+                    statistics.median(fair[s].values()) if fair.get(s) else None
+                )
+            cells = ["qps", str(n)]
+            cells += [fmt(statistics.median(d[s].values())) if d.get(s) else "-" for s in QPS_SYSTEMS]
+            cells += [fmt(ratios["srnic/siw"]), fmt(ratios["srnic-crc/siw"])]
+            cells += [fmt(ratios[f"{s} vs 1 QP"]) for s in QPS_SYSTEMS]
+            cells += [fmt(ratios[f"{s} fairness"]) for s in QPS_SYSTEMS]
+            cells.append(goal_text(ratios, QPS_GOALS.get(n, [])))
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    idle = sorted(n for (t, n) in data if t in ("idle_mem_a", "idle_mem_b"))
+    for n in sorted(set(idle)):
+        if n == min(idle):
+            out.append(
+                "Kernel memory per idle QP, KiB (qp_fair --idle: connected QPs held "
+                "idle; the growth of /proc/meminfo's Slab, KernelStack, PageTables and "
+                "VmallocUsed from when the warm-up QPs were established to when the N "
+                "more were, divided by N; performance.rst), on VM a (the client) and VM "
+                "b (the server); medians, srnic/siw paired within a repetition (lower "
+                "is better)."
+            )
+            out.append("")
+            head = ["row", "QPs"] + [f"{s} {v}" for v in ("a", "b") for s in IDLE_SYSTEMS]
+            head += ["srnic/siw a", "srnic/siw b", "goal"]
+            out.append("| " + " | ".join(head) + " |")
+            out.append("|" + "|".join("---" for _ in head) + "|")
+        cells = ["idle_mem", str(n)]
+        ratios = {}
+        for v in ("a", "b"):
+            d = data.get((f"idle_mem_{v}", n), {})
+            for s in IDLE_SYSTEMS:
+                if not d.get(s):
+                    incomplete.append(f"idle_mem_{v} {n}: no {s} figure")
+                cells.append(fmt(statistics.median(d[s].values())) if d.get(s) else "-")
+            ratios[f"srnic/siw {v}"] = paired_ratio(d, "srnic", "siw")
+        cells += [fmt(ratios["srnic/siw a"]), fmt(ratios["srnic/siw b"])]
+        cells.append(goal_text(ratios, IDLE_GOALS))
+        out.append("| " + " | ".join(cells) + " |")
+        if n == max(idle):
+            out.append("")
     return out
 
 
@@ -280,7 +377,9 @@ def report(rows, clock):
         cells.append(goal_text(ratios, GOALS.get((test, size), [])))
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
-    out += cpu_tables(rows, keys)
+    out += qps_tables(data, incomplete)
+    qps_keys = sorted(k for k in data if k[0] == "qps")
+    out += cpu_tables(rows, keys + qps_keys)
     blk_keys = sorted(
         (k for k in data if k[0] in BLK_ROW_ORDER),
         key=lambda k: (BLK_ROW_ORDER.index(k[0]), k[1]),

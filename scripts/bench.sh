@@ -11,9 +11,10 @@
 #
 # --tests runs only these perftest programs (write_bw, read_bw, send_bw,
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
-# message rate of ib_write_bw and ib_send_bw; the TCP rows stay), --sizes
-# only these bandwidth message sizes in bytes: a quicker run to judge one
-# change.
+# message rate of ib_write_bw and ib_send_bw; the TCP rows stay) and only
+# these of the qp_fair rows (qps: 1, 16 and 256 QPs at once; idle_mem: the
+# kernel memory of idle QPs), --sizes only these bandwidth message sizes in
+# bytes: a quicker run to judge one change.
 # --rows rdma runs only the RDMA and TCP rows, --rows blk only the block rows
 # (srnic_blk against NBD and NVMe over TCP and RDMA).
 # --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
 	--rows) rows=$2; shift 2 ;;
 	--tests) only+=(--bench-tests "$2"); shift 2 ;;
 	--sizes) only+=(--bench-sizes "$2"); shift 2 ;;
-	-h | --help) sed -n '3,20p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,21p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done

@@ -12,7 +12,10 @@
 # BENCH_RATE_TESTS the 64-byte message-rate rows (default: write_rate
 # send_rate, ib_write_bw and ib_send_bw at 64 bytes; BENCH_TESTS names them
 # too), BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc),
-# BENCH_CSV the samples' file (default /tmp/bench.csv).
+# BENCH_QPS the QP counts of the many-QPs rows (default 1 16 256, tiny 1 16;
+# set but empty: none), BENCH_IDLE_QPS the QPs of the idle-memory row (default
+# 256, tiny 16; set but empty: none; BENCH_TESTS names these rows qps and
+# idle_mem), BENCH_CSV the samples' file (default /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
 # other (A B C A B C ...), so that slow drifts of the emulated machine affect
@@ -23,6 +26,16 @@
 #   srnic      srnic, both VMs, the same perftest binaries through `srnic exec`
 #   srnic-crc  the same with MPA CRC32c (siw of Linux 6.12 has no run-time
 #              switch for CRC: it uses CRC only when its peer asks for it)
+# The many-QPs rows (qps, qps_fair) run tests/vm/progs/rdmacm/qp_fair on the
+# RDMA systems: N RC QPs at once, each keeping QPS_WINDOW RDMA WRITEs of
+# QPS_SIZE bytes outstanding for QPS_SECONDS; qps is their aggregate MiB/s,
+# qps_fair the slowest QP's share of it as a fraction of the fair share
+# (aggregate / N). The idle-memory rows (idle_mem_a, idle_mem_b) hold
+# IDLE_WARM + N connected QPs idle (qp_fair --idle) on siw and srnic and
+# record the kernel memory each of the last N costs in KiB, on VM a (the
+# client) and VM b (the server): the growth of /proc/meminfo's Slab +
+# KernelStack + PageTables + VmallocUsed from when the first IDLE_WARM were
+# established to when all are, divided by N.
 # The block rows compare srnic_blk with the
 # remote block devices Linux has, each exporting 64 MiB of VM b's memory to fio
 # on VM a (io_uring, O_DIRECT, one job, time-based):
@@ -34,12 +47,14 @@
 #   rep,test,size,system,value,unit,frames,frames_lost,cpu_a_s,cpu_b_s,ctxt_a,ctxt_b,bytes
 # where frames counts the Ethernet frames the two VMs sent during the run and
 # frames_lost those the other VM did not receive (the virtual link's losses).
-# The last five are set for the bandwidth and message-rate runs (empty for
-# the others): the CPU time VM a and VM b spent (seconds, all CPUs: user,
+# The last five are set for the bandwidth, message-rate and many-QPs runs
+# (empty for the others): the CPU time VM a and VM b spent (seconds, all CPUs: user,
 # nice, system, irq and softirq of /proc/stat) and the context switches each
 # made, from just before the client started (the server listening) to just
 # after it ended, and the bytes the run moved (perftest's iterations times
-# the message size, iperf3's -n).
+# the message size, iperf3's -n, qp_fair's WRITEs). A row that is a second
+# figure of the run before it (qps_fair, idle_mem_b) has frames 0 and no CPU
+# fields.
 command -v fail >/dev/null 2>&1 || . /srnic/lib.sh
 
 BENCH_REPS=${BENCH_REPS:-5}
@@ -49,15 +64,32 @@ if [ "${BENCH_TINY:-0}" = 1 ]; then
 	BW_BYTES=$((2 * 1024 * 1024))
 	LAT_ITERS=50
 	RATE_MSGS=500
+	QPS_COUNTS=${BENCH_QPS-1 16}
+	QPS_SECONDS=5
+	QPS_SIZE=4096
+	QPS_WINDOW=2
+	IDLE_QPS=${BENCH_IDLE_QPS-16}
+	IDLE_WARM=4
 else
 	BW_SIZES="4096 65536 1048576"
 	BW_BYTES=$((64 * 1024 * 1024))
 	LAT_ITERS=2000
 	RATE_MSGS=50000
+	QPS_COUNTS=${BENCH_QPS-1 16 256}
+	QPS_SECONDS=20
+	# Each QP keeps QPS_WINDOW WRITEs of QPS_SIZE outstanding (256 QPs: 16
+	# MiB in flight, some 3 s of the plain kernel's bandwidth under TCG, so
+	# that in QPS_SECONDS every QP's window turns over several times).
+	QPS_SIZE=16384
+	QPS_WINDOW=4
+	IDLE_QPS=${BENCH_IDLE_QPS-256}
+	IDLE_WARM=64
 fi
 # The message-rate rows' message size.
 RATE_SIZE=64
 RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
+# The idle-memory row compares srnic with siw (CRC changes no QP's memory).
+IDLE_SYSTEMS=$(for s in $RDMA_SYSTEMS; do case $s in siw | srnic) echo "$s" ;; esac; done | tr '\n' ' ')
 BLK_SYSTEMS="srnic_blk nbd nvme-tcp nvme-rdma"
 # fio's rows: TEST:BLOCK_SIZE:QUEUE_DEPTH (IOPS for 4 KiB, MiB/s for 1 MiB).
 BLK_ROWS="randread:4096:32 randwrite:4096:32 read:1048576:4 write:1048576:4"
@@ -69,14 +101,19 @@ BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
 	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS=
+	qps_named=0 idle_named=0
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
 		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
 		*_lat) BENCH_LAT_TESTS="$BENCH_LAT_TESTS $t" ;;
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate)" ;;
+		qps) qps_named=1 ;;
+		idle_mem) idle_named=1 ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem)" ;;
 		esac
 	done
+	[ $qps_named = 1 ] || QPS_COUNTS=
+	[ $idle_named = 1 ] || IDLE_QPS=
 fi
 [ -z "${BENCH_SIZES:-}" ] || BW_SIZES=$(echo "$BENCH_SIZES" | tr , ' ')
 # One program run may take this long before it counts as failed (a bandwidth
@@ -214,6 +251,124 @@ perftest_run() {
 		;;
 	esac
 	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$cpu"
+}
+
+# record_more REP TEST SIZE SYSTEM VALUE UNIT: a second figure of the run
+# just recorded (its frames and CPU time are the first's: none here).
+record_more() {
+	if [ -z "$5" ]; then
+		echo "$1,$2,$3,$4,nan,failed,0,0,,,,," >>"$BENCH_CSV"
+		bench_say "rep $1: $2 $3 $4: FAILED"
+		return
+	fi
+	echo "$1,$2,$3,$4,$5,$6,0,0,,,,," >>"$BENCH_CSV"
+	bench_say "rep $1: $2 $3 $4: $5 $6"
+}
+
+# qps_run REP N SYSTEM: qp_fair with N QPs (server on VM b, client here):
+# the rows qps (aggregate MiB/s, with the CPU fields; bytes: every WRITE of
+# the run) and qps_fair (the slowest QP's MiB/s over the fair share).
+qps_run() {
+	local rep=$1 n=$2 sys=$3 before line fig fair moved
+	# Setting up and tearing down 256 connections takes its time under TCG
+	# (bench_pair's deadline, for these runs).
+	local T
+	T=$(scaled $((300 + QPS_SECONDS)))
+	bench_port=$((bench_port + 1))
+	before=$(frames_now)
+	bench_pair_cpu "$sys" "qp_fair server -a $PEER -p $bench_port -n $n -s $QPS_SIZE" \
+		"qp_fair client -a $PEER -p $bench_port -n $n -s $QPS_SIZE -w $QPS_WINDOW -t $QPS_SECONDS"
+	# qp_fair: qps N size S window W seconds T bytes B moved M aggregate_mibs A ... min_fair R
+	line=$(echo "$CLI_OUT" | grep '^qp_fair: ')
+	fig=$(echo "$line" | sed -n 's/.* aggregate_mibs \([0-9.]*\) .*/\1/p')
+	fair=$(echo "$line" | sed -n 's/.* min_fair \([0-9.]*\)$/\1/p')
+	moved=$(echo "$line" | sed -n 's/.* moved \([0-9]*\) .*/\1/p')
+	echo "$CLI_OUT" | grep '^client: '
+	record "$rep" qps "$n" "$sys" "$fig" MiB/s "$before" "$(cpu_fields "$moved")"
+	record_more "$rep" qps_fair "$n" "$sys" "$fair" fraction
+}
+
+# KMEM_READ: a shell command that prints the kernel memory this VM uses now,
+# in KiB: /proc/meminfo's Slab (SReclaimable + SUnreclaim; kmalloc's large
+# allocations are in SUnreclaim too), KernelStack, PageTables and
+# VmallocUsed, after dropping the dentry and inode caches (what the harness's
+# own reads of /proc leave there). KMEM_SETTLED prints it once it holds
+# still: read every second until two readings in a row differ by at most
+# 16 KiB (at most 20 readings), so that what the kernel frees late (RCU,
+# work items, connections ending) is gone.
+KMEM_READ="echo 2 >/proc/sys/vm/drop_caches; awk '/^(Slab|KernelStack|PageTables|VmallocUsed):/ { s += \$2 } END { print s }' /proc/meminfo"
+KMEM_SETTLED="p=\$($KMEM_READ); i=0; while [ \$i -lt 20 ]; do sleep 1; k=\$($KMEM_READ); d=\$((k - p)); [ \$d -lt 0 ] && d=\$((-d)); p=\$k; [ \$d -le 16 ] && break; i=\$((i + 1)); done; echo \$p"
+
+# kmem_now [peer]: KMEM_SETTLED in this VM (or VM b).
+kmem_now() {
+	if [ "${1:-}" = peer ]; then peer "$KMEM_SETTLED"; else eval "$KMEM_SETTLED"; fi
+}
+
+# idle_log_wait FILE PATTERN SECONDS PID: waits (scaled) until FILE has a
+# line matching PATTERN; returns 1 if it did not come, or if process PID (what
+# writes FILE) ended without it.
+idle_log_wait() {
+	local n=$(($(scaled "$3") * 5))
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		kill -0 "$4" 2>/dev/null || grep -q "$2" "$1" || return 1
+		sleep 0.2
+	done
+}
+
+# idle_peer_wait PATTERN SECONDS: the same for the idle server's log on VM b.
+idle_peer_wait() {
+	peer "i=0; while ! grep -q '$1' /tmp/bench_idle_srv.log; do [ -f /tmp/bench_idle_srv.rc ] && exit 1; i=\$((i+1)); [ \$i -gt $(($(scaled "$2") * 5)) ] && exit 1; sleep 0.2; done"
+}
+
+# idle_run REP N SYSTEM: IDLE_WARM + N connected QPs held idle (qp_fair
+# --idle, server on VM b, client here); the rows idle_mem_a and idle_mem_b:
+# kmem_now's growth per QP in KiB on each VM over the last N QPs, from when
+# the first IDLE_WARM are established on both sides (the warm-up QPs take the
+# room the kernel's caches kept free from earlier runs, which would hide what
+# the measured ones cost) to when all are.
+idle_run() {
+	local rep=$1 n=$2 sys=$3 pre before a0 a1 b0 b1 pid ok=0 fa= fb= t total
+	total=$((n + IDLE_WARM))
+	t=$(scaled 600)
+	pre=$(stack_prefix "$sys")
+	bench_port=$((bench_port + 1))
+	before=$(frames_now)
+	rm -f /tmp/idle_go /tmp/idle_end /tmp/idle_cli.log
+	peer_bg bench_idle_srv "timeout $t $pre qp_fair server -a $PEER -p $bench_port -n $total --idle --warm $IDLE_WARM"
+	if wait_listen "$bench_port" peer; then
+		timeout "$t" $pre qp_fair client -a "$PEER" -p "$bench_port" -n "$total" -w "$QPS_WINDOW" \
+			--idle --warm "$IDLE_WARM" --go /tmp/idle_go --end /tmp/idle_end >/tmp/idle_cli.log 2>&1 &
+		pid=$!
+		if idle_log_wait /tmp/idle_cli.log 'ready$' 300 "$pid" &&
+			idle_peer_wait "^server: $IDLE_WARM connected" 300; then
+			b0=$(kmem_now peer)
+			a0=$(kmem_now)
+			touch /tmp/idle_go
+			if idle_log_wait /tmp/idle_cli.log ', idle$' 600 "$pid" &&
+				idle_peer_wait "^server: $total connected" 300; then
+				a1=$(kmem_now)
+				b1=$(kmem_now peer)
+				ok=1
+			fi
+		fi
+		touch /tmp/idle_go /tmp/idle_end
+		wait "$pid" || ok=0
+	fi
+	peer_wait bench_idle_srv 600 >/tmp/idle_srv.log || ok=0
+	if [ $ok = 1 ] && [ -n "$a0" ] && [ -n "$a1" ] && [ -n "$b0" ] && [ -n "$b1" ]; then
+		fa=$(awk -v x="$a0" -v y="$a1" -v n="$n" 'BEGIN { printf "%.1f", (y - x) / n }')
+		fb=$(awk -v x="$b0" -v y="$b1" -v n="$n" 'BEGIN { printf "%.1f", (y - x) / n }')
+		bench_say "idle QPs on $sys, $IDLE_WARM then $total: VM a $a0 -> $a1 KiB, VM b $b0 -> $b1 KiB"
+	else
+		cat /tmp/idle_cli.log
+		echo "-- server side (peer):"
+		cat /tmp/idle_srv.log
+		echo "bench: $n idle QPs on $sys failed"
+	fi
+	record "$rep" idle_mem_a "$n" "$sys" "$fa" KiB/QP "$before"
+	record_more "$rep" idle_mem_b "$n" "$sys" "$fb" KiB/QP
 }
 
 # tcp_stream REP SIZE [BYTES]: iperf3 moving BW_BYTES (or BYTES) in
@@ -354,7 +509,7 @@ bench_clock() {
 
 # bench_rdma_rows REP: the RDMA and TCP rows of one repetition.
 bench_rdma_rows() {
-	local rep=$1 size test sys
+	local rep=$1 size test sys n
 	for size in $BW_SIZES; do
 		tcp_stream "$rep" "$size"
 		for test in $BENCH_BW_TESTS; do
@@ -377,6 +532,16 @@ bench_rdma_rows() {
 			perftest_run "$rep" "$test" 4 "$LAT_ITERS" "$sys"
 		done
 	done
+	for n in $QPS_COUNTS; do
+		for sys in $RDMA_SYSTEMS; do
+			qps_run "$rep" "$n" "$sys"
+		done
+	done
+	if [ -n "$IDLE_QPS" ]; then
+		for sys in $IDLE_SYSTEMS; do
+			idle_run "$rep" "$IDLE_QPS" "$sys"
+		done
+	fi
 }
 
 # bench_blk_rows REP: the block rows of one repetition.
