@@ -25,7 +25,7 @@ pub mod wire;
 
 pub use engine::{
     AbortError, Arrival, Completion, Config, ConfigError, Counters, Decision, Engine, PayloadRef,
-    PeerState, Placement, RecvSlot, RecvStatus, RestartPolicy, RxDrop, SendError, SendHandle,
-    SendSlot, SendStatus, Transmit, Upcall,
+    PeerState, Placement, RecvSlot, RecvStatus, RestartPolicy, Retry, RxDrop, SendError,
+    SendHandle, SendSlot, SendStatus, Transmit, Upcall,
 };
 pub use wire::{Packet, PacketType, ParseError, Repr, HEADER_LEN};

@@ -618,6 +618,12 @@ fn fpdu_crc_mismatch_and_short_ulpdu() {
         }
     };
     assert_eq!(err, TermCode::LlpCrc);
+    // The CRC carried (the FPDU's last four bytes, the good FPDU's CRC, as
+    // only the payload changed) and the one computed over the changed bytes.
+    let carried = u32::from_le_bytes(bad[bad.len() - 4..].try_into().unwrap());
+    let (got, computed) = rx.bad_crc().unwrap();
+    assert_eq!(got, carried);
+    assert_ne!(computed, carried);
     // Sticky.
     assert_eq!(rx.feed(&SoftCrc32c, &[0]).unwrap_err(), TermCode::LlpCrc);
 

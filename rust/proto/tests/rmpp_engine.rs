@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use srnic_proto::rmpp::{
     Arrival, Completion, Config, Decision, Engine, Packet, PacketType, PeerState, Placement,
-    RecvSlot, RecvStatus, Repr, RestartPolicy, RxDrop, SendError, SendSlot, SendStatus, HEADER_LEN,
+    RecvSlot, RecvStatus, Repr, RestartPolicy, Retry, RxDrop, SendError, SendSlot, SendStatus,
+    HEADER_LEN,
 };
 
 type Eng = Engine<Vec<SendSlot>, Vec<RecvSlot>, Vec<PeerState>>;
@@ -44,7 +45,17 @@ fn data(len: usize, seed: u8) -> Vec<u8> {
 
 /// Everything `e` wants to send, as frames.
 fn out(e: &mut Eng, now: u64, msgs: &HashMap<u64, Vec<u8>>) -> Vec<Vec<u8>> {
+    out_retries(e, now, msgs).0
+}
+
+/// [`out`], and what each packet says of retries (see `Transmit::retry`).
+fn out_retries(
+    e: &mut Eng,
+    now: u64,
+    msgs: &HashMap<u64, Vec<u8>>,
+) -> (Vec<Vec<u8>>, Vec<Option<Retry>>) {
     let mut v = Vec::new();
+    let mut r = Vec::new();
     let mut hdr = [0u8; HEADER_LEN];
     while let Some(t) = e.poll_transmit(now, &mut hdr) {
         let mut f = hdr.to_vec();
@@ -56,8 +67,9 @@ fn out(e: &mut Eng, now: u64, msgs: &HashMap<u64, Vec<u8>>) -> Vec<Vec<u8>> {
             t.ptype
         );
         v.push(f);
+        r.push(t.retry);
     }
-    v
+    (v, r)
 }
 
 fn repr(f: &[u8]) -> Repr {
@@ -358,7 +370,16 @@ fn restart_after_lost_data() {
         assert_eq!(a.counters().retransmits, 0);
         a.handle_timeout(RTO);
         assert_eq!(a.counters().retransmits, 1);
-        let restart = out(&mut a, RTO, &msgs);
+        // The retry's first packet says so (once), for tracing.
+        let (restart, r) = out_retries(&mut a, RTO, &msgs);
+        assert_eq!(
+            r[0],
+            Some(Retry {
+                cookie: 1,
+                attempt: 1
+            })
+        );
+        assert!(r[1..].iter().all(Option::is_none), "{r:?}");
         let want = match policy {
             RestartPolicy::FromStart => 1,
             RestartPolicy::FromLastGrant => 5,
@@ -373,6 +394,28 @@ fn restart_after_lost_data() {
         );
         assert_eq!(b.outstanding(), 0);
     }
+}
+
+#[test]
+fn lost_rts_is_sent_again_as_a_retry() {
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(30, 1))]);
+    a.send(0, B, 30, 0, 1).unwrap();
+    // The first RTS is lost.
+    assert_eq!(out_retries(&mut a, 0, &msgs).1, [None]);
+    a.handle_timeout(RTO);
+    assert_eq!(a.counters().retransmits, 1);
+    let (rts, r) = out_retries(&mut a, RTO, &msgs);
+    assert_eq!(
+        r,
+        [Some(Retry {
+            cookie: 1,
+            attempt: 1
+        })]
+    );
+    sink.feed(&mut b, RTO, &rts);
+    pump(&mut a, &mut b, &mut sink, RTO, &msgs);
+    assert_eq!(sink.bufs[&1], msgs[&1]);
 }
 
 #[test]

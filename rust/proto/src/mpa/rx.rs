@@ -18,7 +18,7 @@
 //! the minimum (control word) before the control word is read, and against the opcode's
 //! header length before any further header field is read.
 
-use super::super::crc::{finish, to_wire, Crc32c, CRC32C_INIT};
+use super::super::crc::{finish, from_wire, to_wire, Crc32c, CRC32C_INIT};
 use super::super::ddp::{self, Ctrl};
 use super::super::rdmap::{self, Header, Opcode, TermCode, MAX_HDR_LEN};
 use super::{pad_len, MARKER_INTERVAL, MARKER_LEN};
@@ -64,6 +64,8 @@ pub struct RxFramer {
     crc_on: bool,
     markers_on: bool,
     failed: Option<TermCode>,
+    /// After a CRC failure: the CRC the FPDU carried and the one computed.
+    bad_crc: Option<(u32, u32)>,
     phase: Phase,
     /// Stream position modulo the marker interval.
     mpos: u16,
@@ -96,6 +98,7 @@ impl RxFramer {
             crc_on,
             markers_on,
             failed: None,
+            bad_crc: None,
             phase: Phase::Len,
             mpos: 0,
             marker: [0; MARKER_LEN],
@@ -120,6 +123,13 @@ impl RxFramer {
     #[must_use]
     pub fn at_boundary(&self) -> bool {
         self.phase == Phase::Len && self.small_have == 0 && self.marker_have == 0
+    }
+
+    /// After a failure of the FPDU's CRC (`TermCode::LlpCrc`): the CRC it
+    /// carried and the one computed over it, as numbers (for tracing).
+    #[must_use]
+    pub fn bad_crc(&self) -> Option<(u32, u32)> {
+        self.bad_crc
     }
 
     /// After a failure found in a complete segment header (by
@@ -343,7 +353,9 @@ impl RxFramer {
                 if self.small_have < 4 {
                     return Ok((n, None));
                 }
-                if self.crc_on && to_wire(finish(self.reg)) != self.small {
+                let computed = finish(self.reg);
+                if self.crc_on && to_wire(computed) != self.small {
+                    self.bad_crc = Some((from_wire(self.small), computed));
                     return Err(self.fail(TermCode::LlpCrc));
                 }
                 self.reset_fpdu();

@@ -308,6 +308,18 @@ pub struct Transmit {
     pub ptype: PacketType,
     /// Payload to append after the header, if any.
     pub payload: Option<PayloadRef>,
+    /// The first packet of a message sent again after a timeout (for tracing).
+    pub retry: Option<Retry>,
+}
+
+/// A message sent again after a retransmission timeout: its first packet of
+/// the new attempt carries this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retry {
+    /// The message's cookie (as given to [`Engine::send`]).
+    pub cookie: u64,
+    /// The attempt, 1 for the first retry.
+    pub attempt: u32,
 }
 
 /// Outcome of an outgoing message.
@@ -536,6 +548,7 @@ where
                 to,
                 ptype: c.ptype,
                 payload: None,
+                retry: None,
             });
         }
         if let Some(t) = self.poll_recv_reply(header) {

@@ -379,6 +379,7 @@ where
             to: st.src,
             ptype,
             payload: None,
+            retry: None,
         })
     }
 

@@ -6,8 +6,8 @@
 
 use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN};
 use super::{
-    AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, RecvSlot, RestartPolicy, RxDrop,
-    SendError, SendHandle, SendStatus, Transmit,
+    AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, RecvSlot, RestartPolicy, Retry,
+    RxDrop, SendError, SendHandle, SendStatus, Transmit,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +46,8 @@ struct SendState {
     /// Number of data packets after the RTS (0 for a short message).
     data_pkts: u32,
     attempt: u32,
+    /// The next packet sent starts a retry (after a timeout).
+    retrying: bool,
     null_tries: u32,
     next_seq: u32,
     block_start: u32,
@@ -58,6 +60,20 @@ struct SendState {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SendSlot {
     st: Option<SendState>,
+}
+
+/// The [`Retry`] a packet of the message reports, when it is the first of a
+/// retry (`starts`: a packet of the message's data or its RTS, which a retry
+/// sends again).
+fn take_retry(st: &mut SendState, starts: bool) -> Option<Retry> {
+    if !(starts && st.retrying) {
+        return None;
+    }
+    st.retrying = false;
+    Some(Retry {
+        cookie: st.cookie,
+        attempt: st.attempt,
+    })
 }
 
 impl<SS, RS, PS> Engine<SS, RS, PS>
@@ -111,6 +127,7 @@ where
             chunk,
             data_pkts: len.saturating_sub(1).checked_div(chunk).unwrap_or(0),
             attempt: 0,
+            retrying: false,
             null_tries: 0,
             next_seq: 1,
             block_start: 1,
@@ -288,6 +305,7 @@ where
             _ => {}
         }
         let to = st.dst;
+        let retry = take_retry(st, tx == SendTx::Rts);
         repr.emit(&mut Packet::new_unchecked(&mut header[..]));
         if st.phase == SendPhase::Closing && st.completion.is_none() {
             slot.st = None;
@@ -296,6 +314,7 @@ where
             to,
             ptype: repr.ptype,
             payload,
+            retry,
         })
     }
 
@@ -355,6 +374,7 @@ where
                 offset,
                 len: plen,
             }),
+            retry: take_retry(st, true),
         })
     }
 
@@ -408,6 +428,7 @@ where
                         continue;
                     }
                     counters.retransmits = counters.retransmits.saturating_add(1);
+                    st.retrying = true;
                     if st.phase == SendPhase::Rts {
                         st.tx = SendTx::Rts;
                     } else {
