@@ -62,6 +62,8 @@ struct SrnicModule {
     _netdevs: sys::netdev::NetdevWatch,
     _wq: sys::wq::WorkQueue,
     _nodes: rmpp::node::Registration,
+    // Last: every context (file or kernel client) is gone before it.
+    _contexts: verbs::registry::Installation,
 }
 
 impl kernel::Module for SrnicModule {
@@ -70,6 +72,7 @@ impl kernel::Module for SrnicModule {
         // context takes is charged to its process (pinned pages to RLIMIT_MEMLOCK)
         // and bounded by the per-context limits in `limits`; see
         // Documentation/srnic/index.rst.
+        let contexts = verbs::registry::Installation::new()?;
         let nodes = rmpp::node::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
         let netdevs = sys::netdev::NetdevWatch::register()?;
@@ -82,6 +85,7 @@ impl kernel::Module for SrnicModule {
             _netdevs: netdevs,
             _wq: wq,
             _nodes: nodes,
+            _contexts: contexts,
         })
     }
 }

@@ -21,6 +21,8 @@ pub mod param;
 pub mod random;
 pub mod ratelimit;
 pub mod socket;
+pub mod task;
 pub mod timer;
+pub mod trace;
 pub mod waitqueue;
 pub mod wq;

@@ -409,6 +409,7 @@ struct srnic_post_wr {
 #define SRNIC_IOCTL_REJECT		_IOWR(SRNIC_IOCTL_MAGIC, 0x10, struct srnic_reject)
 #define SRNIC_IOCTL_DISCONNECT		_IOWR(SRNIC_IOCTL_MAGIC, 0x11, struct srnic_disconnect)
 #define SRNIC_IOCTL_QUERY_STATS		_IOWR(SRNIC_IOCTL_MAGIC, 0x12, struct srnic_stats)
+#define SRNIC_IOCTL_QUERY_RES		_IOWR(SRNIC_IOCTL_MAGIC, 0x13, struct srnic_query_res)
 
 /*
  * SRNIC_IOCTL_QUERY_STATS: device-wide counters since the module loaded.
@@ -437,6 +438,103 @@ struct srnic_stats {
 	__u64 conn_requests;	/* connection requests not yet accepted or rejected */
 	__u64 sockets;		/* kernel TCP sockets (listeners, requests, connections) */
 	__u64 reserved[2];
+};
+
+/*
+ * SRNIC_IOCTL_QUERY_RES: the objects of one kind srnic holds, device-wide, as
+ * `rdma res show` lists an RDMA device's (Documentation/srnic/observability.rst):
+ * every object for a caller with CAP_SYS_ADMIN, otherwise those of contexts
+ * opened by the caller's effective uid. in: kind (SRNIC_RES_*), entry_size (the
+ * kind's record size, else EINVAL), room for max_entries records at entries,
+ * and start: how many visible objects to skip. out: num_entries records written
+ * (at most SRNIC_RES_MAX_ENTRIES a call) and total, the visible objects of the
+ * kind; while start + num_entries < total, ask again from there. Each call is
+ * a snapshot: objects come and go between calls.
+ */
+#define SRNIC_RES_QP		1	/* struct srnic_res_qp */
+#define SRNIC_RES_CQ		2	/* struct srnic_res_cq */
+#define SRNIC_RES_MR		3	/* struct srnic_res_mr */
+#define SRNIC_RES_LISTEN	4	/* struct srnic_res_listen */
+#define SRNIC_RES_RMPP		5	/* struct srnic_res_rmpp */
+#define SRNIC_RES_MAX_ENTRIES	256
+
+struct srnic_query_res {
+	__u32 size;
+	__u32 kind;
+	__u32 entry_size;
+	__u32 start;
+	__u32 max_entries;
+	__u32 num_entries;
+	__u32 total;
+	__u32 reserved0;
+	__u64 entries;		/* user pointer */
+	__u64 reserved[2];
+};
+
+/* Who owns an object: the process that created it, and its context's opener. */
+struct srnic_res_owner {
+	__s32 pid;		/* thread group id, in the initial pid namespace */
+	__u32 uid;		/* the effective uid that opened the context */
+	__u32 handle;		/* the object's handle in its context */
+	__u32 context;		/* the context's id (unique while the module is loaded) */
+};
+
+struct srnic_res_qp {
+	struct srnic_res_owner owner;
+	__u32 state;		/* SRNIC_QPS_* */
+	__u32 mpa_flags;	/* as negotiated */
+	__u32 ird;
+	__u32 ord;
+	__u32 send_cq;		/* handles */
+	__u32 recv_cq;
+	__u32 max_send_wr;
+	__u32 max_recv_wr;
+	__u32 send_queued;	/* send work requests not yet completed */
+	__u32 recv_queued;	/* receives posted, not yet completed */
+	__u32 term;		/* as in struct srnic_wc: the TERMINATE that ended it */
+	__u32 reserved0;
+	struct srnic_sockaddr local;
+	struct srnic_sockaddr remote;
+	__u64 tx_bytes;		/* payload bytes */
+	__u64 rx_bytes;
+	__u64 tx_fpdus;
+	__u64 rx_fpdus;
+};
+
+struct srnic_res_cq {
+	struct srnic_res_owner owner;
+	__u32 cqe;		/* capacity */
+	__u32 queued;		/* completions waiting to be polled */
+	__u32 users;		/* QPs and endpoints completing to it */
+	__u32 reserved0;
+};
+
+struct srnic_res_mr {
+	struct srnic_res_owner owner;
+	__u32 lkey;		/* the STag */
+	__u32 access;		/* SRNIC_ACCESS_* */
+	__u64 addr;
+	__u64 length;
+	__u64 pinned_pages;	/* pages this region pins (charged to RLIMIT_MEMLOCK) */
+};
+
+struct srnic_res_listen {
+	struct srnic_res_owner owner;
+	__u32 mpa_flags;	/* what this side asks for */
+	__u32 backlog;
+	__u32 pending;		/* requests waiting for ACCEPT or REJECT */
+	__u32 reserved0;
+	struct srnic_sockaddr addr;
+};
+
+struct srnic_res_rmpp {
+	struct srnic_res_owner owner;
+	__s32 ifindex;
+	__u32 nid;
+	__u32 ethertype;
+	__u32 active_sends;
+	__u32 active_recvs;
+	__u32 reserved0;
 };
 
 /* RMPP endpoint commands take numbers 0x40 to 0x5F. */

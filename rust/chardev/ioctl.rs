@@ -17,6 +17,7 @@ use crate::{
     sys::netdev::net_admin,
     uapi::*,
     verbs::commands,
+    verbs::resources,
     verbs::context::Context,
     verbs::cq::CqUse,
     verbs::mr::MrSource,
@@ -94,6 +95,7 @@ arg!(SrnicAccept, SRNIC_IOCTL_ACCEPT, [reserved]);
 arg!(SrnicReject, SRNIC_IOCTL_REJECT, [reserved0, reserved]);
 arg!(SrnicDisconnect, SRNIC_IOCTL_DISCONNECT, [reserved0]);
 arg!(SrnicStats, SRNIC_IOCTL_QUERY_STATS, [reserved0, reserved]);
+arg!(SrnicQueryRes, SRNIC_IOCTL_QUERY_RES, [reserved0, reserved]);
 arg!(SrnicRmppNode, SRNIC_IOCTL_RMPP_SET_NODE, [reserved0, reserved1, reserved]);
 arg!(SrnicRmppCreateEp, SRNIC_IOCTL_RMPP_CREATE_EP, [reserved0, reserved]);
 arg!(SrnicRmppSend, SRNIC_IOCTL_RMPP_SEND, [reserved]);
@@ -174,6 +176,7 @@ pub(crate) fn dispatch(ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
         }),
         n if n == nr(SRNIC_IOCTL_DISCONNECT) => with_arg(cmd, arg, |a: &mut SrnicDisconnect| commands::disconnect(ctx, a).map(|()| 0)),
         n if n == nr(SRNIC_IOCTL_QUERY_STATS) => with_arg(cmd, arg, query_stats),
+        n if n == nr(SRNIC_IOCTL_QUERY_RES) => with_arg(cmd, arg, resources::query),
         n if n == nr(SRNIC_IOCTL_RMPP_SET_NODE) => with_arg(cmd, arg, rmpp_set_node),
         n if n == nr(SRNIC_IOCTL_RMPP_CREATE_EP) => with_arg(cmd, arg, |a| rmpp_create_ep(ctx, a)),
         n if n == nr(SRNIC_IOCTL_RMPP_DESTROY_EP) => with_handle(cmd, SRNIC_IOCTL_RMPP_DESTROY_EP, arg, |h| rmpp_destroy_ep(ctx, h)),

@@ -8,7 +8,12 @@ use crate::{
         frame::MAX_FRAME_LEN,
         negotiate::{MpaConfig, Responder},
     },
-    sys::{errno::eproto, socket::TcpSocket},
+    sys::{
+        errno::eproto,
+        socket::TcpSocket,
+        trace::{self, Cm, Site},
+    },
+    uapi::SrnicSockaddr,
     verbs::{stats::Live, table::Table},
 };
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +33,11 @@ impl Backlog {
     /// A backlog of `max` requests.
     pub(crate) fn new(max: usize) -> Result<Arc<Self>> {
         Ok(Arc::new(Self { waiting: AtomicUsize::new(0), max }, GFP_KERNEL)?)
+    }
+
+    /// Requests waiting now, and the most that may.
+    pub(crate) fn usage(&self) -> (usize, usize) {
+        (self.waiting.load(Ordering::Relaxed), self.max)
     }
 
     /// A place for one more request, if there is room.
@@ -53,6 +63,11 @@ impl Drop for BacklogSlot {
 pub(crate) struct ConnReq {
     /// The listener it arrived on.
     pub(crate) listener: u32,
+    /// The pid of the process that made the listener (tracepoints).
+    pub(crate) owner: i32,
+    /// The connection's addresses.
+    pub(crate) local: SrnicSockaddr,
+    pub(crate) remote: SrnicSockaddr,
     /// The connection (taken by accept or reject).
     #[pin]
     pub(super) sock: Mutex<Option<Arc<TcpSocket>>>,
@@ -78,6 +93,8 @@ impl ConnReq {
         };
         let r = r.and_then(|n| sock.send_now(&buf[..n]));
         sock.shutdown(false);
+        let site = Site { pid: self.owner, id: self.listener, local: &self.local, remote: &self.remote };
+        trace::cm(Cm::Reject, site, r.as_ref().err().map_or(0, |e| e.to_errno()));
         r
     }
 }

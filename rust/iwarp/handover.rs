@@ -6,7 +6,7 @@
 use crate::{
     iwarp::params::{negotiated_flags, to_abi_addr},
     proto::mpa::Negotiated,
-    sys::socket::TcpSocket,
+    sys::{socket::TcpSocket, trace::Cm},
     uapi::*,
     verbs::{
         events::event,
@@ -25,7 +25,10 @@ pub(crate) fn establish(qp: &Arc<Qp>, sock: Arc<TcpSocket>, neg: Negotiated, pee
     };
     let est = Established { neg, local, remote, mpa_flags: negotiated_flags(&neg), responder };
     match qp.establish(sock, est) {
-        Ok(()) => established_event(qp, &neg, local, remote, peer_pd),
+        Ok(()) => {
+            qp.trace_cm(Cm::Established, 0);
+            established_event(qp, &neg, local, remote, peer_pd)
+        }
         Err(e) => connect_failed(qp, SRNIC_EVENT_CONNECT_ERROR, e, &[]),
     }
 }
@@ -43,7 +46,12 @@ fn established_event(qp: &Qp, neg: &Negotiated, local: SrnicSockaddr, remote: Sr
     qp.events.push(ev);
 }
 
+/// Reports that `qp`'s start-up failed with `err` (`event_type`: the peer
+/// rejected it, or it failed), unless the QP was destroyed meanwhile; the
+/// tracepoint says it either way.
 pub(crate) fn connect_failed(qp: &Qp, event_type: u32, err: Error, peer_pd: &[u8]) {
+    let ev = if event_type == SRNIC_EVENT_REJECTED { Cm::Rejected } else { Cm::ConnectError };
+    qp.trace_cm(ev, err.to_errno());
     if !qp.connect_failed() {
         // Destroyed: nobody holds the handle any more (it may even name another QP).
         return;

@@ -24,6 +24,7 @@ use crate::{
         param,
         socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
         timer::{Timer, TimerTarget},
+        trace::{self, Cm, Site},
         wq,
     },
     uapi::*,
@@ -44,6 +45,8 @@ use kernel::{
 pub(crate) struct Filing {
     /// The listener's handle.
     pub(crate) handle: u32,
+    /// The pid of the process that made the listener (tracepoints).
+    pub(crate) owner: i32,
     /// The listener's MPA settings (what this side asks for).
     pub(crate) cfg: MpaConfig,
     pub(crate) conns: Arc<ConnTable>,
@@ -167,12 +170,16 @@ impl Incoming {
         // Excess requests are refused at once: the backlog is full.
         let Some(slot) = l.backlog.take() else { return self.abort() };
         let (local, remote) = sock.addrs().unwrap_or_default();
+        let (local, remote) = (to_abi_addr(local), to_abi_addr(remote));
         drop(sock);
         // The socket becomes the request's: callbacks removed, kept open.
         let Some(sock) = self.finish() else { return };
         let req = Arc::pin_init(
             pin_init!(ConnReq {
                 listener: l.handle,
+                owner: l.owner,
+                local,
+                remote,
                 sock <- new_mutex!(Some(sock), "srnic_connreq"),
                 request: buf,
                 request_len: n,
@@ -187,8 +194,8 @@ impl Incoming {
         let Ok(conn_id) = l.conns.lock().insert(req) else { return };
         let mut ev = event(SRNIC_EVENT_CONNECT_REQUEST, l.handle);
         ev.conn_id = conn_id;
-        ev.local = to_abi_addr(local);
-        ev.remote = to_abi_addr(remote);
+        ev.local = local;
+        ev.remote = remote;
         if let Some(io) = peer.ird_ord {
             ev.ird = u32::from(io.ird);
             ev.ord = u32::from(io.ord);
@@ -201,6 +208,7 @@ impl Incoming {
         ev.private_data[..k].copy_from_slice(&pd[..k]);
         ev.private_data_len = k as u32;
         l.events.push(ev);
+        trace::cm(Cm::Request, Site { pid: l.owner, id: l.handle, local: &local, remote: &remote }, 0);
     }
 }
 

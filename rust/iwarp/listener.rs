@@ -16,12 +16,14 @@ use crate::{
     iwarp::{
         conn_req::{Backlog, ConnTable},
         incoming::{Filing, Incoming},
-        params::{check_mss, mpa_config},
+        params::{check_mss, mpa_config, to_abi_addr},
     },
     sys::{
         socket::{Attached, SocketEvent, SocketEvents, SockAddrV4, TcpSocket},
+        task,
         wq,
     },
+    uapi::{SrnicResListen, SrnicSockaddr},
     verbs::{
         events::Events,
         limits,
@@ -62,6 +64,10 @@ struct Inner {
 pub(crate) struct Listener {
     /// The listener's handle.
     pub(crate) handle: u32,
+    /// The `SRNIC_MPA_*` flags it was made with (what this side asks for).
+    flags: u32,
+    /// Its address, the port bound.
+    addr: SrnicSockaddr,
     /// Where its requests go (settings, the file's table and events, the
     /// backlog), shared with its incoming connections.
     filing: Arc<Filing>,
@@ -98,6 +104,7 @@ impl Listener {
         let filing = Arc::new(
             Filing {
                 handle,
+                owner: task::current_pid(),
                 cfg: mpa_config(flags, limits::MAX_IRD as u32, limits::MAX_ORD as u32),
                 conns,
                 events,
@@ -112,6 +119,8 @@ impl Listener {
         let l = Arc::pin_init(
             pin_init!(Self {
                 handle,
+                flags,
+                addr: to_abi_addr(SockAddrV4 { addr: addr.addr, port }),
                 filing,
                 inner <- new_mutex!(Inner {
                     sock: None,
@@ -131,6 +140,16 @@ impl Listener {
         // Connections may be queued already.
         l.kick();
         Ok((l, port))
+    }
+
+    /// What the resource view reports of the listener.
+    pub(crate) fn res(&self, r: &mut SrnicResListen) {
+        r.owner.pid = self.filing.owner;
+        r.mpa_flags = self.flags;
+        r.addr = self.addr;
+        let (pending, max) = self.filing.backlog.usage();
+        r.pending = pending as u32;
+        r.backlog = max as u32;
     }
 
     fn kick(self: &Arc<Self>) {

@@ -11,13 +11,13 @@ use crate::{
         handover::{connect_failed, establish},
         mpa_io::nothing_behind,
         outgoing::Outgoing,
-        params::PrivateData,
+        params::{to_abi_addr, PrivateData},
     },
     proto::mpa::{
         frame::MAX_FRAME_LEN,
         negotiate::{MpaConfig, Responder},
     },
-    sys::{errno::eproto, socket::SockAddrV4, wq},
+    sys::{errno::eproto, socket::SockAddrV4, trace::Cm, wq},
     uapi::*,
     verbs::qp::Qp,
 };
@@ -25,7 +25,8 @@ use kernel::{prelude::*, sync::Arc};
 
 /// `CONNECT`: connects `qp` to `addr` as MPA initiator, in the background.
 pub(crate) fn connect(qp: Arc<Qp>, addr: SockAddrV4, cfg: MpaConfig, pd: PrivateData) -> Result {
-    qp.start_connect()?;
+    qp.start_connect(SrnicSockaddr::default(), to_abi_addr(addr))?;
+    qp.trace_cm(Cm::Connect, 0);
     if let Err(e) = Outgoing::start(qp.clone(), addr, cfg, pd) {
         qp.connect_failed();
         return Err(e);
@@ -35,7 +36,8 @@ pub(crate) fn connect(qp: Arc<Qp>, addr: SockAddrV4, cfg: MpaConfig, pd: Private
 
 /// `ACCEPT`: accepts `req` on `qp` as MPA responder, in the background.
 pub(crate) fn accept(qp: Arc<Qp>, req: Arc<ConnReq>, cfg: MpaConfig, pd: PrivateData) -> Result {
-    qp.start_connect()?;
+    qp.start_connect(req.local, req.remote)?;
+    qp.trace_cm(Cm::Accept, 0);
     spawn(qp, move |qp| respond(&qp, &req, cfg, &pd))
 }
 

@@ -56,6 +56,8 @@ use crate::{
         module_ref::ModuleRef,
         netdev::{now_ns, port_footprint, Port, PORT_COUNTERS},
         errno::{ehostunreach, enetdown, eshutdown},
+        task,
+        trace::EpSite,
     },
     uapi::*,
     verbs::budget::{self, Budget, Charge},
@@ -136,6 +138,8 @@ fn linger_ns(p: &EpParams) -> u64 {
 pub(crate) struct Ep {
     /// The endpoint's handle (in its completions).
     pub(crate) handle: u32,
+    /// The pid of the process that created it (tracepoints).
+    owner: i32,
     params: EpParams,
     bound: Bound,
     pd: PdUse,
@@ -285,6 +289,7 @@ impl Ep {
         let ep = Arc::pin_init(
             pin_init!(Self {
                 handle,
+                owner: task::current_pid(),
                 params,
                 bound,
                 pd: PdUse::new(pd),
@@ -308,6 +313,22 @@ impl Ep {
         ep.inner.lock().port = Some(port);
         stats::add(Rmpp::endpoints, 1);
         Ok(ep)
+    }
+
+    /// What the resource view reports of the endpoint.
+    pub(crate) fn res(&self, r: &mut SrnicResRmpp) {
+        r.owner.pid = self.owner;
+        r.ifindex = self.bound.ifindex;
+        r.nid = self.bound.nid;
+        r.ethertype = u32::from(self.bound.ethertype);
+        let g = self.inner.lock();
+        r.active_sends = g.engine.active_sends() as u32;
+        r.active_recvs = g.engine.active_recvs() as u32;
+    }
+
+    /// Where the endpoint is, for its tracepoints.
+    fn site(&self) -> EpSite {
+        EpSite { pid: self.owner, id: self.handle, ifindex: self.bound.ifindex, nid: self.bound.nid }
     }
 
     /// The RMPP packet size in use (header included).

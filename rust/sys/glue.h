@@ -147,6 +147,33 @@ bool srnic_timer_arm(struct srnic_timer *t, struct workqueue_struct *wq, void *u
 bool srnic_timer_cancel(struct srnic_timer *t);
 void srnic_timer_free(struct srnic_timer *t);
 
+/* rust/sys/trace.rs: the tracepoints of srnic_trace.h */
+struct srnic_sockaddr;
+#define SRNIC_CM_TRACE_DECL(name)							\
+void srnic_trace_##name(int pid, u32 id, const struct srnic_sockaddr *local,		\
+			const struct srnic_sockaddr *remote, int status)
+SRNIC_CM_TRACE_DECL(connect);
+SRNIC_CM_TRACE_DECL(request);
+SRNIC_CM_TRACE_DECL(accept);
+SRNIC_CM_TRACE_DECL(reject);
+SRNIC_CM_TRACE_DECL(rejected);
+SRNIC_CM_TRACE_DECL(connect_error);
+SRNIC_CM_TRACE_DECL(established);
+SRNIC_CM_TRACE_DECL(qp_error);
+SRNIC_CM_TRACE_DECL(disconnect);
+void srnic_trace_terminate(bool received, int pid, u32 id, const struct srnic_sockaddr *local,
+			   const struct srnic_sockaddr *remote, u8 layer, u8 etype, u8 ecode);
+void srnic_trace_crc_error(int pid, u32 id, const struct srnic_sockaddr *local,
+			   const struct srnic_sockaddr *remote, u32 received, u32 computed);
+void srnic_trace_rmpp_retransmit(int pid, u32 id, int ifindex, u32 nid, u32 peer,
+				 const u8 *peer_mac, u64 wr_id, u32 attempt);
+void srnic_trace_rmpp_drop(int pid, u32 id, int ifindex, u32 nid, u32 peer, const char *reason);
+
+/* rust/sys/task.rs: who the caller is */
+int srnic_current_tgid(void);
+u32 srnic_current_euid(void);
+bool srnic_sys_admin(void);
+
 /* What srnic_skb_walk() hands the bytes to (skb.c). */
 struct srnic_rd {
 	srnic_rx_fn fn;

@@ -9,39 +9,29 @@
 //! kernel verbs API (`crate::kapi`) one per kernel client.
 
 use crate::{
-    iwarp::{conn_req::ConnTable, listener::Listener},
-    rmpp::endpoint::Ep,
-    sys::gfp::ACCOUNTED,
+    iwarp::conn_req::ConnTable,
+    sys::{gfp::ACCOUNTED, task::Owner},
     verbs::budget::{self, Budget, Charge},
-    verbs::cq::Cq,
     verbs::events::Events,
     verbs::limits,
     verbs::mr::MrTable,
-    verbs::pd::Pd,
-    verbs::qp::Qp,
+    verbs::objects::{ObjectTable, Objects},
+    verbs::registry::Registration,
     verbs::stats::{Live, Object},
     verbs::table::Table,
 };
 use kernel::{
     new_mutex,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::Arc,
 };
-
-/// The objects of a context, by handle.
-pub(crate) struct Objects {
-    pub(crate) pds: Table<Arc<Pd>>,
-    pub(crate) cqs: Table<Arc<Cq>>,
-    pub(crate) qps: Table<Arc<Qp>>,
-    pub(crate) listeners: Table<Arc<Listener>>,
-    pub(crate) eps: Table<Arc<Ep>>,
-}
 
 /// What a context takes before it creates anything: itself, its event queue
 /// and MR table (their buffers grow and are charged as they do) and the slots of
 /// its handle tables at their limits.
 const BASE: usize = budget::arc::<Events>()
     + budget::arc::<MrTable>()
+    + budget::arc::<ObjectTable>()
     + core::mem::size_of::<Context>()
     + core::mem::size_of::<usize>()
         * (limits::MAX_PD
@@ -61,8 +51,11 @@ pub(crate) struct Context {
     pub(crate) events: Arc<Events>,
     pub(crate) mrs: Arc<MrTable>,
     pub(crate) conns: Arc<ConnTable>,
-    #[pin]
-    pub(crate) objs: Mutex<Objects>,
+    pub(crate) objs: Arc<ObjectTable>,
+    /// Who opened it: the process that made it and its effective uid.
+    pub(crate) owner: Owner,
+    /// Its place in the registry of every context (the resource views).
+    _reg: Registration,
     _base: Charge,
     _live: Live,
 }
@@ -75,18 +68,26 @@ impl Context {
         let conns = Arc::pin_init(new_mutex!(Table::new(limits::MAX_CONN_REQS), "srnic_conns"), ACCOUNTED)?;
         let events = Events::new(budget.clone())?;
         let mrs = MrTable::new(limits::MAX_MR, budget.clone())?;
-        Ok(try_pin_init!(Self {
-            budget,
-            events,
-            mrs,
-            conns,
-            objs <- new_mutex!(Objects {
+        let objs = Arc::pin_init(
+            new_mutex!(Objects {
                 pds: Table::new(limits::MAX_PD),
                 cqs: Table::new(limits::MAX_CQ),
                 qps: Table::new(limits::MAX_QP),
                 listeners: Table::new(limits::MAX_LISTENERS),
                 eps: Table::new(limits::MAX_RMPP_ENDPOINTS),
             }, "srnic_objects"),
+            ACCOUNTED,
+        )?;
+        let owner = Owner::current();
+        let reg = Registration::new(owner, objs.clone(), mrs.clone())?;
+        Ok(try_pin_init!(Self {
+            budget,
+            events,
+            mrs,
+            conns,
+            objs,
+            owner,
+            _reg: reg,
             _base: base,
             _live: Live::new(Object::Context),
         }))

@@ -11,7 +11,7 @@
 //! context's event queue (`SRNIC_EVENT_CQ` and `SRNIC_EVENT_CQ_ERROR` for its
 //! readers, see `events.rs`); for a kernel client, its completion callback.
 
-use crate::uapi::{SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
+use crate::uapi::{SrnicResCq, SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
 use crate::sys::gfp::ACCOUNTED;
 use crate::verbs::budget::{self, Budget, Charge};
 use crate::verbs::stats::{Live, Object};
@@ -139,6 +139,16 @@ impl Cq {
         // A solicited-only arming does not weaken an any-completion one.
         r.armed |= flags;
         !r.wcs.is_empty()
+    }
+
+    /// What the resource view reports of the CQ, but its owner.
+    pub(crate) fn res(&self, r: &mut SrnicResCq) {
+        {
+            let i = self.inner.lock();
+            r.cqe = i.wcs.capacity() as u32;
+            r.queued = i.wcs.len() as u32;
+        }
+        r.users = self.users.load(Ordering::Relaxed);
     }
 
     /// Whether a queue pair or RMPP endpoint still uses this CQ (or one is

@@ -218,6 +218,14 @@ impl Mr {
     /// Ends all access through the region's STag (deregistration): checks and
     /// the transmit of a Read Response under way (at its next FPDU) see it.
     /// The pages stay pinned until the last reference is dropped.
+    /// The user pages the region pins (0 for a kernel client's region).
+    pub(crate) fn pinned_pages(&self) -> u64 {
+        match &self.pages {
+            Pages::User(_) => page_span(self.va, self.len).map_or(0, |(_, n)| n as u64),
+            Pages::Kernel(_) => 0,
+        }
+    }
+
     pub(crate) fn revoke(&self) {
         self.valid.store(false, Ordering::Release);
     }
@@ -403,6 +411,16 @@ impl MrTable {
         s.live -= 1;
         mr.revoke();
         Ok(mr)
+    }
+
+    /// Calls `f` with every region and its handle, under the table's lock.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(u32, &Mr)) {
+        let s = self.slots.lock();
+        for e in s.mrs.iter() {
+            if let Slot::Live(mr) = &e.slot {
+                f(mr.stag >> 8, mr);
+            }
+        }
     }
 
     /// Removes every region (file release).

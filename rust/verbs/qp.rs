@@ -62,6 +62,8 @@ use crate::{
     sys::{
         gfp::{NoIo, ACCOUNTED},
         timer::{Timer, TimerTarget},
+        task,
+        trace::{self, Cm, Site},
         wq,
     },
     uapi::*,
@@ -103,6 +105,8 @@ pub(crate) struct QpCaps {
 pub(crate) struct Qp {
     /// The QP's handle (reported in events and completions).
     pub(crate) handle: u32,
+    /// The pid of the process that created it (tracepoints, resource views).
+    pub(crate) owner: i32,
     pd: PdUse,
     pub(crate) send_cq: Arc<Cq>,
     pub(crate) recv_cq: Arc<Cq>,
@@ -129,6 +133,9 @@ pub(crate) struct Qp {
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
+    /// FPDUs sent and received (the resource view).
+    tx_fpdus: AtomicU64,
+    rx_fpdus: AtomicU64,
     /// A responder without peer-to-peer mode sends nothing until the
     /// initiator's first FPDU arrived or the hold ran out (see
     /// [`Qp::establish`]).
@@ -193,6 +200,7 @@ impl Qp {
         let qp = Arc::pin_init(
             pin_init!(Self {
                 handle,
+                owner: task::current_pid(),
                 pd: PdUse::new(pd),
                 send_cq,
                 recv_cq,
@@ -220,6 +228,8 @@ impl Qp {
                 tx_worker: AtomicBool::new(false),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
+                tx_fpdus: AtomicU64::new(0),
+                rx_fpdus: AtomicU64::new(0),
                 hold,
                 _charge: charge,
                 _live: Live::new(Object::Qp),
@@ -267,6 +277,23 @@ impl Qp {
         }
     }
 
+    /// Emits the connection-management tracepoint `ev` with the QP's
+    /// addresses and `status` (0 or a negative errno). Takes `conn`: the
+    /// caller holds none of the QP's locks.
+    pub(crate) fn trace_cm(&self, ev: Cm, status: i32) {
+        self.trace_site(|s| trace::cm(ev, s, status));
+    }
+
+    /// Calls `f` with where the QP is (owner, handle, addresses), for a
+    /// tracepoint. Takes `conn`, as [`Qp::trace_cm`].
+    fn trace_site(&self, f: impl FnOnce(Site<'_>)) {
+        let (local, remote) = {
+            let c = self.conn.lock();
+            (c.local, c.remote)
+        };
+        f(Site { pid: self.owner, id: self.handle, local: &local, remote: &remote });
+    }
+
     /// What `SRNIC_IOCTL_QUERY_QP` reports.
     pub(crate) fn query(&self, q: &mut SrnicQueryQp) {
         let c = self.conn.lock();
@@ -281,6 +308,35 @@ impl Qp {
         }
         q.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
         q.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
+    }
+}
+
+impl Qp {
+    /// What the resource view (`SRNIC_IOCTL_QUERY_RES`) reports of the QP,
+    /// but its owner.
+    pub(crate) fn res(&self, r: &mut SrnicResQp) {
+        {
+            let c = self.conn.lock();
+            r.state = conn::state_abi(c.life.state());
+            r.term = c.term;
+            r.local = c.local;
+            r.remote = c.remote;
+            if let Some(n) = c.neg {
+                r.ird = u32::from(n.ird);
+                r.ord = u32::from(n.ord);
+                r.mpa_flags = c.mpa_flags;
+            }
+        }
+        r.send_queued = self.sq.lock().wqes.len() as u32;
+        r.recv_queued = self.rq.lock().wqes.len() as u32;
+        r.send_cq = self.send_cq.handle;
+        r.recv_cq = self.recv_cq.handle;
+        r.max_send_wr = self.caps.max_send_wr;
+        r.max_recv_wr = self.caps.max_recv_wr;
+        r.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
+        r.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
+        r.tx_fpdus = self.tx_fpdus.load(Ordering::Relaxed);
+        r.rx_fpdus = self.rx_fpdus.load(Ordering::Relaxed);
     }
 }
 

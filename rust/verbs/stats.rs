@@ -6,6 +6,7 @@ use crate::{
     uapi::{SrnicRmppStats, SrnicStats},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
+use kernel::{c_str, str::CStr};
 
 /// Connections established, in total.
 pub(crate) static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
@@ -103,6 +104,15 @@ macro_rules! rmpp_counters {
                 #[doc = concat!("`", stringify!($name), "`")]
                 $name,
             )*
+        }
+
+        impl Rmpp {
+            /// The counter's name (as `srnic stats` prints it).
+            pub(crate) fn name(self) -> &'static CStr {
+                match self {
+                    $( Rmpp::$name => c_str!(stringify!($name)), )*
+                }
+            }
         }
 
         /// Number of RMPP counters.

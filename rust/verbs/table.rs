@@ -108,6 +108,14 @@ impl<T> Table<T> {
         Ok(obj)
     }
 
+    /// Every object in the table, with its handle.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+        self.slots.iter().enumerate().filter_map(|(i, s)| {
+            let obj = s.obj.as_ref()?;
+            Some((handle_of(i, s.gen).ok()?, obj))
+        })
+    }
+
     /// Takes every object out (for teardown), leaving the table empty. It
     /// allocates nothing (teardown must not fail): the slots themselves are
     /// handed over, empty ones included.

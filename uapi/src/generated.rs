@@ -97,6 +97,17 @@ pub const SRNIC_SEND_SIGNALED: u32 = 1;
 pub const SRNIC_SEND_INLINE: u32 = 2;
 /// wait for earlier READs first
 pub const SRNIC_SEND_FENCE: u32 = 4;
+/// struct srnic_res_qp
+pub const SRNIC_RES_QP: u32 = 1;
+/// struct srnic_res_cq
+pub const SRNIC_RES_CQ: u32 = 2;
+/// struct srnic_res_mr
+pub const SRNIC_RES_MR: u32 = 3;
+/// struct srnic_res_listen
+pub const SRNIC_RES_LISTEN: u32 = 4;
+/// struct srnic_res_rmpp
+pub const SRNIC_RES_RMPP: u32 = 5;
+pub const SRNIC_RES_MAX_ENTRIES: u32 = 256;
 /// IEEE 802 local experimental 1
 pub const SRNIC_RMPP_ETHERTYPE: u32 = 34997;
 /// NIDs are 0 .. SRNIC_RMPP_MAX_NID
@@ -421,6 +432,112 @@ pub struct srnic_stats {
     pub sockets: u64,
     pub reserved: [u64; 2usize],
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_query_res {
+    pub size: u32,
+    pub kind: u32,
+    pub entry_size: u32,
+    pub start: u32,
+    pub max_entries: u32,
+    pub num_entries: u32,
+    pub total: u32,
+    pub reserved0: u32,
+    #[doc = " user pointer"]
+    pub entries: u64,
+    pub reserved: [u64; 2usize],
+}
+#[doc = " Who owns an object: the process that created it, and its context's opener."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_owner {
+    #[doc = " thread group id, in the initial pid namespace"]
+    pub pid: i32,
+    #[doc = " the effective uid that opened the context"]
+    pub uid: u32,
+    #[doc = " the object's handle in its context"]
+    pub handle: u32,
+    #[doc = " the context's id (unique while the module is loaded)"]
+    pub context: u32,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_qp {
+    pub owner: srnic_res_owner,
+    #[doc = " SRNIC_QPS_*"]
+    pub state: u32,
+    #[doc = " as negotiated"]
+    pub mpa_flags: u32,
+    pub ird: u32,
+    pub ord: u32,
+    #[doc = " handles"]
+    pub send_cq: u32,
+    pub recv_cq: u32,
+    pub max_send_wr: u32,
+    pub max_recv_wr: u32,
+    #[doc = " send work requests not yet completed"]
+    pub send_queued: u32,
+    #[doc = " receives posted, not yet completed"]
+    pub recv_queued: u32,
+    #[doc = " as in struct srnic_wc: the TERMINATE that ended it"]
+    pub term: u32,
+    pub reserved0: u32,
+    pub local: srnic_sockaddr,
+    pub remote: srnic_sockaddr,
+    #[doc = " payload bytes"]
+    pub tx_bytes: u64,
+    pub rx_bytes: u64,
+    pub tx_fpdus: u64,
+    pub rx_fpdus: u64,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_cq {
+    pub owner: srnic_res_owner,
+    #[doc = " capacity"]
+    pub cqe: u32,
+    #[doc = " completions waiting to be polled"]
+    pub queued: u32,
+    #[doc = " QPs and endpoints completing to it"]
+    pub users: u32,
+    pub reserved0: u32,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_mr {
+    pub owner: srnic_res_owner,
+    #[doc = " the STag"]
+    pub lkey: u32,
+    #[doc = " SRNIC_ACCESS_*"]
+    pub access: u32,
+    pub addr: u64,
+    pub length: u64,
+    #[doc = " pages this region pins (charged to RLIMIT_MEMLOCK)"]
+    pub pinned_pages: u64,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_listen {
+    pub owner: srnic_res_owner,
+    #[doc = " what this side asks for"]
+    pub mpa_flags: u32,
+    pub backlog: u32,
+    #[doc = " requests waiting for ACCEPT or REJECT"]
+    pub pending: u32,
+    pub reserved0: u32,
+    pub addr: srnic_sockaddr,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_rmpp {
+    pub owner: srnic_res_owner,
+    pub ifindex: i32,
+    pub nid: u32,
+    pub ethertype: u32,
+    pub active_sends: u32,
+    pub active_recvs: u32,
+    pub reserved0: u32,
+}
 #[doc = " SRNIC_IOCTL_RMPP_SET_NODE: sets (or with SRNIC_RMPP_NODE_DELETE removes)\n the node table entry of nid: its MAC address and the netdev it is reached\n through. Needs CAP_NET_ADMIN."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -681,6 +798,8 @@ pub const SRNIC_IOCTL_REJECT: u32 = super::iowr::<srnic_reject>(0x10);
 pub const SRNIC_IOCTL_DISCONNECT: u32 = super::iowr::<srnic_disconnect>(0x11);
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x12, struct srnic_stats)`
 pub const SRNIC_IOCTL_QUERY_STATS: u32 = super::iowr::<srnic_stats>(0x12);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x13, struct srnic_query_res)`
+pub const SRNIC_IOCTL_QUERY_RES: u32 = super::iowr::<srnic_query_res>(0x13);
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x40, struct srnic_rmpp_node)`
 pub const SRNIC_IOCTL_RMPP_SET_NODE: u32 = super::iowr::<srnic_rmpp_node>(0x40);
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x41, struct srnic_rmpp_create_ep)`
@@ -734,6 +853,20 @@ pub type SrnicSge = srnic_sge;
 pub type SrnicPostWr = srnic_post_wr;
 /// `struct srnic_stats`
 pub type SrnicStats = srnic_stats;
+/// `struct srnic_query_res`
+pub type SrnicQueryRes = srnic_query_res;
+/// `struct srnic_res_owner`
+pub type SrnicResOwner = srnic_res_owner;
+/// `struct srnic_res_qp`
+pub type SrnicResQp = srnic_res_qp;
+/// `struct srnic_res_cq`
+pub type SrnicResCq = srnic_res_cq;
+/// `struct srnic_res_mr`
+pub type SrnicResMr = srnic_res_mr;
+/// `struct srnic_res_listen`
+pub type SrnicResListen = srnic_res_listen;
+/// `struct srnic_res_rmpp`
+pub type SrnicResRmpp = srnic_res_rmpp;
 /// `struct srnic_rmpp_node`
 pub type SrnicRmppNode = srnic_rmpp_node;
 /// `struct srnic_rmpp_create_ep`
@@ -966,6 +1099,76 @@ macro_rules! srnic_abi_structs {
             ]
         );
         $m!(
+            SrnicQueryRes,
+            srnic_query_res,
+            [
+                size,
+                kind,
+                entry_size,
+                start,
+                max_entries,
+                num_entries,
+                total,
+                reserved0,
+                entries,
+                reserved
+            ]
+        );
+        $m!(SrnicResOwner, srnic_res_owner, [pid, uid, handle, context]);
+        $m!(
+            SrnicResQp,
+            srnic_res_qp,
+            [
+                owner,
+                state,
+                mpa_flags,
+                ird,
+                ord,
+                send_cq,
+                recv_cq,
+                max_send_wr,
+                max_recv_wr,
+                send_queued,
+                recv_queued,
+                term,
+                reserved0,
+                local,
+                remote,
+                tx_bytes,
+                rx_bytes,
+                tx_fpdus,
+                rx_fpdus
+            ]
+        );
+        $m!(
+            SrnicResCq,
+            srnic_res_cq,
+            [owner, cqe, queued, users, reserved0]
+        );
+        $m!(
+            SrnicResMr,
+            srnic_res_mr,
+            [owner, lkey, access, addr, length, pinned_pages]
+        );
+        $m!(
+            SrnicResListen,
+            srnic_res_listen,
+            [owner, mpa_flags, backlog, pending, reserved0, addr]
+        );
+        $m!(
+            SrnicResRmpp,
+            srnic_res_rmpp,
+            [
+                owner,
+                ifindex,
+                nid,
+                ethertype,
+                active_sends,
+                active_recvs,
+                reserved0
+            ]
+        );
+        $m!(
             SrnicRmppNode,
             srnic_rmpp_node,
             [size, nid, flags, reserved0, mac, reserved1, ifname, reserved]
@@ -1154,6 +1357,12 @@ macro_rules! srnic_abi_consts {
             SRNIC_SEND_SIGNALED,
             SRNIC_SEND_INLINE,
             SRNIC_SEND_FENCE,
+            SRNIC_RES_QP,
+            SRNIC_RES_CQ,
+            SRNIC_RES_MR,
+            SRNIC_RES_LISTEN,
+            SRNIC_RES_RMPP,
+            SRNIC_RES_MAX_ENTRIES,
             SRNIC_RMPP_ETHERTYPE,
             SRNIC_RMPP_MAX_NID,
             SRNIC_RMPP_ANY_NID,
@@ -1188,6 +1397,7 @@ macro_rules! srnic_abi_consts {
             SRNIC_IOCTL_REJECT,
             SRNIC_IOCTL_DISCONNECT,
             SRNIC_IOCTL_QUERY_STATS,
+            SRNIC_IOCTL_QUERY_RES,
             SRNIC_IOCTL_RMPP_SET_NODE,
             SRNIC_IOCTL_RMPP_CREATE_EP,
             SRNIC_IOCTL_RMPP_DESTROY_EP,

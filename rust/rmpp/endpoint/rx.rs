@@ -8,7 +8,7 @@ use super::*;
 use crate::{
     proto::rmpp::{wire::PacketType, Arrival, Decision, ParseError, RxDrop, HEADER_LEN},
     rmpp::node as nodes,
-    sys::netdev::RxSkb,
+    sys::{netdev::RxSkb, trace},
     uapi::*,
     verbs::stats::{self, Rmpp},
 };
@@ -75,8 +75,9 @@ impl crate::proto::rmpp::Upcall for Matcher<'_> {
     }
 }
 
-fn count_drop(e: RxDrop) {
-    let c = match e {
+/// The counter of a frame the engine did not take.
+fn drop_counter(e: RxDrop) -> Rmpp {
+    match e {
         RxDrop::Parse(ParseError::Truncated) => Rmpp::drop_short,
         RxDrop::Parse(ParseError::BadVersion(_)) => Rmpp::drop_bad_version,
         RxDrop::Parse(ParseError::UnknownType(_)) => Rmpp::drop_bad_type,
@@ -89,18 +90,23 @@ fn count_drop(e: RxDrop) {
         RxDrop::TableFull => Rmpp::drop_table_full,
         RxDrop::Deferred => Rmpp::unexpected_held,
         RxDrop::Unexpected => Rmpp::drop_unexpected,
-    };
-    stats::add(c, 1);
+    }
 }
 
 impl Ep {
+    /// Counts a frame from `peer` (`u32::MAX`: not known) dropped for
+    /// reason `c`, and traces it.
+    fn dropped(&self, c: Rmpp, peer: u32) {
+        stats::add(c, 1);
+        trace::rmpp_drop(self.site(), peer, c.name());
+    }
+
     /// Takes one frame: the engine parses it against its state, and placed
     /// payload is copied from the skb to the receive buffer.
     pub(super) fn rx_frame(&self, g: &mut Inner, skb: &RxSkb, now: u64) {
         let mut hdr = [0u8; HEADER_LEN];
         if skb.len() < HEADER_LEN || skb.copy_head(&mut hdr).is_err() {
-            stats::add(Rmpp::drop_short, 1);
-            return;
+            return self.dropped(Rmpp::drop_short, u32::MAX);
         }
         // The peer is the message's receiver for replies, else its sender.
         let field = |r: core::ops::Range<usize>| {
@@ -115,14 +121,10 @@ impl Ep {
             // NID it claims: no host speaks for another's NID.
             Some(n) if n.ifindex == self.bound.ifindex => {
                 if n.mac != skb.src_mac() {
-                    stats::add(Rmpp::drop_spoofed, 1);
-                    return;
+                    return self.dropped(Rmpp::drop_spoofed, peer);
                 }
             }
-            _ => {
-                stats::add(Rmpp::drop_unknown_nid, 1);
-                return;
-            }
+            _ => return self.dropped(Rmpp::drop_unknown_nid, peer),
         }
         let Inner {
             engine,
@@ -142,10 +144,9 @@ impl Ep {
         };
         let placement = match engine.receive(now, frame, &mut up) {
             Ok(p) => p,
-            Err(e) => {
-                count_drop(e);
-                return;
-            }
+            // A frame held for a receive not posted yet is no drop.
+            Err(RxDrop::Deferred) => return stats::add(Rmpp::unexpected_held, 1),
+            Err(e) => return self.dropped(drop_counter(e), peer),
         };
         stats::add(Rmpp::rx_packets, 1);
         let Some(p) = placement else { return };
@@ -154,8 +155,7 @@ impl Ep {
         let at = (p.data.as_ptr() as usize).wrapping_sub(frame.as_ptr() as usize);
         let n = p.data.len();
         let Some(Some(r)) = usize::try_from(p.ctx).ok().and_then(|i| recvs.get(i)) else {
-            stats::add(Rmpp::drop_unexpected, 1);
-            return;
+            return self.dropped(Rmpp::drop_unexpected, peer);
         };
         let mut pos = p.offset as usize;
         let res = skb.read_with(at, n, &mut |piece: &[u8]| {
@@ -165,7 +165,7 @@ impl Ep {
         });
         match res {
             Ok(()) => stats::add(Rmpp::rx_bytes, n as u64),
-            Err(_) => stats::add(Rmpp::drop_malformed, 1),
+            Err(_) => self.dropped(Rmpp::drop_malformed, peer),
         }
     }
 

@@ -7,7 +7,7 @@ use super::*;
 use crate::{
     proto::rmpp::HEADER_LEN,
     rmpp::node as nodes,
-    sys::{errno::ehostunreach, netdev::Port},
+    sys::{errno::ehostunreach, netdev::Port, trace},
     uapi::*,
     verbs::stats::{self, Rmpp},
 };
@@ -74,6 +74,15 @@ impl Ep {
                 }
                 skb.send()
             })();
+            if let Some(retry) = t.retry {
+                let wr_id = usize::try_from(retry.cookie)
+                    .ok()
+                    .and_then(|i| sends.get(i))
+                    .and_then(Option::as_ref)
+                    .map_or(0, |e| e.wr_id);
+                let mac = nodes::lookup(t.to).map(|n| n.mac);
+                trace::rmpp_retransmit(self.site(), t.to, mac.as_ref(), wr_id, retry.attempt);
+            }
             match r {
                 Ok(()) => {
                     stats::add(Rmpp::tx_packets, 1);

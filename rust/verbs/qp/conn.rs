@@ -13,10 +13,11 @@ use crate::{
         ring::Ring,
     },
     sys::{
-        errno::{econnaborted, enetdown, etimedout},
+        errno::{econnaborted, econnreset, enetdown, etimedout},
         ratelimit::net_ratelimit,
         param,
         socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
+        trace::{self, Cm},
     },
     uapi::*,
     verbs::{events::event, limits, stats},
@@ -90,6 +91,28 @@ impl Conn {
     }
 }
 
+/// An ABI address as the log shows it: `a.b.c.d:port`, or `[v6]:port`.
+struct AddrFmt<'a>(&'a SrnicSockaddr);
+
+impl core::fmt::Display for AddrFmt<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let a = &self.0.addr;
+        if self.0.family == AF_INET6 {
+            f.write_str("[")?;
+            for (i, pair) in a.chunks(2).enumerate() {
+                let sep = if i == 0 { "" } else { ":" };
+                write!(f, "{sep}{:x}", u16::from_be_bytes([pair[0], pair[1]]))?;
+            }
+            write!(f, "]:{}", self.0.port)
+        } else {
+            write!(f, "{}.{}.{}.{}:{}", a[0], a[1], a[2], a[3], self.0.port)
+        }
+    }
+}
+
+/// `sa_family` of an IPv6 address (AF_INET6).
+const AF_INET6: u16 = 10;
+
 /// `SRNIC_QPS_*` for a connection state.
 pub(super) fn state_abi(s: State) -> u32 {
     match s {
@@ -102,10 +125,15 @@ pub(super) fn state_abi(s: State) -> u32 {
 }
 
 impl Qp {
-    /// CONNECT or ACCEPT: the QP must be new (EINVAL otherwise); it is
-    /// Connecting from now on.
-    pub(crate) fn start_connect(&self) -> Result {
-        self.conn.lock().life.start_connect().map_err(|_| EINVAL)
+    /// CONNECT or ACCEPT between `local` (zero for CONNECT: not known yet)
+    /// and `remote`: the QP must be new (EINVAL otherwise); it is Connecting
+    /// from now on.
+    pub(crate) fn start_connect(&self, local: SrnicSockaddr, remote: SrnicSockaddr) -> Result {
+        let mut c = self.conn.lock();
+        c.life.start_connect().map_err(|_| EINVAL)?;
+        c.local = local;
+        c.remote = remote;
+        Ok(())
     }
 
     /// Makes the QP ready to send: called by the connection manager once MPA
@@ -242,22 +270,30 @@ impl Qp {
             Failure::Received(_) => stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed),
             Failure::Closed | Failure::TimedOut | Failure::LinkDown => 0,
         };
-        // Peers choose how often this happens: the log is rate-limited.
+        match f {
+            Failure::Detected(t) | Failure::Received(t) => self.trace_site(|s| {
+                trace::terminate(s, matches!(f, Failure::Received(_)), t.layer, t.etype, t.ecode)
+            }),
+            Failure::Closed => self.trace_cm(Cm::QpError, econnreset().to_errno()),
+            Failure::TimedOut | Failure::LinkDown => self.trace_cm(Cm::QpError, f.event_status()),
+        }
+        // Peers choose how often this happens: the log is rate-limited, and
+        // names the QP by its owner and addresses (handles are per file).
         if net_ratelimit() {
-            match f {
-                Failure::Detected(_) | Failure::Received(_) => pr_info!(
-                    "QP {}: error: TERMINATE {} (layer/type/code {:#06x})\n",
-                    self.handle,
-                    if matches!(f, Failure::Received(_)) { "received" } else { "sent" },
-                    term & 0xffff
-                ),
-                Failure::Closed => pr_info!("QP {}: error: the stream ended inside a message\n", self.handle),
-                Failure::TimedOut => pr_info!(
-                    "QP {}: error: the peer stopped reading or acknowledging (tx_stall_timeout_ms)\n",
-                    self.handle
-                ),
-                Failure::LinkDown => pr_info!("QP {}: error: its interface went down\n", self.handle),
-            }
+            self.trace_site(|s| {
+                let (l, r) = (AddrFmt(s.local), AddrFmt(s.remote));
+                let why = match f {
+                    Failure::Detected(_) | Failure::Received(_) => {
+                        let way = if matches!(f, Failure::Received(_)) { "received" } else { "sent" };
+                        let code = term & 0xffff;
+                        return pr_info!("QP {} of pid {} ({l} -> {r}): error: TERMINATE {way} (layer/type/code {code:#06x})\n", s.id, s.pid);
+                    }
+                    Failure::Closed => "the stream ended inside a message",
+                    Failure::TimedOut => "the peer stopped reading or acknowledging (tx_stall_timeout_ms)",
+                    Failure::LinkDown => "its interface went down",
+                };
+                pr_info!("QP {} of pid {} ({l} -> {r}): error: {why}\n", s.id, s.pid);
+            });
         }
         if f.to_send().is_none() {
             self.report_error(head_status, term, f.event_status());
@@ -298,20 +334,31 @@ impl Qp {
         match sock.error() {
             Some(e) if e == etimedout() => self.fail(Failure::TimedOut),
             Some(e) if e == enetdown() => self.fail(Failure::LinkDown),
-            _ => self.disconnected(),
+            Some(e) => self.disconnected_with(e.to_errno()),
+            None => self.disconnected(),
         }
     }
 
     /// Handles a peer close or a local disconnect: flush and report once.
     pub(super) fn disconnected(self: &Arc<Self>) {
+        self.disconnected_with(0);
+    }
+
+    /// [`Qp::disconnected`], the socket having failed with `status` (a
+    /// negative errno, 0 for an orderly close), which the disconnect
+    /// tracepoint shows.
+    fn disconnected_with(self: &Arc<Self>, status: i32) {
         // A TERMINATE that can no longer be sent: report the error now.
         self.report_pending();
-        let report = {
+        let (first, report) = {
             let mut c = self.conn.lock();
             let d = c.life.disconnected();
             // Once, and not after a failure that reported a TERMINATE.
-            d.first && (!d.was_error || c.term == 0)
+            (d.first, d.first && (!d.was_error || c.term == 0))
         };
+        if first {
+            self.trace_cm(Cm::Disconnect, status);
+        }
         self.flush(SRNIC_WC_WR_FLUSH_ERR, 0);
         if report {
             self.events.push(event(SRNIC_EVENT_DISCONNECTED, self.handle));

@@ -16,7 +16,7 @@ use crate::{
             Terminate,
         },
     },
-    sys::{crc::KernelCrc32c, errno::eproto, ratelimit::net_ratelimit},
+    sys::{crc::KernelCrc32c, errno::eproto},
     uapi::*,
     verbs::{limits, mr::{Mr, Need}, stats},
 };
@@ -39,6 +39,7 @@ impl Qp {
     pub(super) fn rx_run(self: Arc<Self>) {
         let Some(sock) = self.socket() else { return };
         let mut failure: Option<Failure> = None;
+        let mut bad_crc = None;
         let mut read_failed = false;
         {
             let mut rx = self.rx.lock();
@@ -55,6 +56,7 @@ impl Qp {
                         Err(code) => {
                             if code == TermCode::LlpCrc {
                                 stats::CRC_ERRORS.fetch_add(1, Ordering::Relaxed);
+                                bad_crc = rx.framer.bad_crc();
                             }
                             // A header that failed to parse is still copied
                             // into the TERMINATE where its layout is known.
@@ -82,12 +84,12 @@ impl Qp {
                 read_failed = true;
             }
         }
+        if let Some((received, computed)) = bad_crc {
+            self.trace_site(|s| trace::crc_error(s, received, computed));
+        }
         if let Some(f) = failure {
             self.fail(f);
         } else if read_failed || sock.is_closed() {
-            if net_ratelimit() {
-                pr_info!("QP {}: connection closed\n", self.handle);
-            }
             self.connection_lost(&sock);
         }
     }
@@ -101,6 +103,7 @@ impl Qp {
         match ev {
             RxEvent::Header { header, ulpdu_len, payload_len } => {
                 stats::RX_FPDUS.fetch_add(1, Ordering::Relaxed);
+                self.rx_fpdus.fetch_add(1, Ordering::Relaxed);
                 let mut v = QpVerbs { qp: self, mr: None };
                 match rx.engine.on_header(&mut v, &header, ulpdu_len, u32::from(payload_len)) {
                     Ok(crate::proto::rdmap::engine::RxAction::Place(p)) => {

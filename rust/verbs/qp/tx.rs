@@ -18,7 +18,7 @@ use crate::{
             tx::WorkRequest,
         },
     },
-    sys::{ratelimit::net_ratelimit, socket::TcpSocket},
+    sys::socket::TcpSocket,
     uapi::*,
     verbs::{limits, mr::Need, stats},
 };
@@ -189,16 +189,15 @@ impl Qp {
         let sent = |payload: usize| {
             stats::TX_BYTES.fetch_add(payload as u64, Ordering::Relaxed);
             stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);
+            self.tx_fpdus.fetch_add(1, Ordering::Relaxed);
             self.tx_bytes.fetch_add(payload as u64, Ordering::Relaxed);
         };
         m.send(sock, &mut fr, &inline, &stop, &sent, budget)
     }
 
-    /// The socket failed under a send: the connection is gone.
-    pub(super) fn tx_failed(self: &Arc<Self>, sock: &TcpSocket, e: Error) {
-        if net_ratelimit() {
-            pr_info!("QP {}: transmit failed ({:?})\n", self.handle, e);
-        }
+    /// The socket failed under a send (with `e`): the connection is gone
+    /// (the disconnect tracepoint shows the socket's error).
+    pub(super) fn tx_failed(self: &Arc<Self>, sock: &TcpSocket, _e: Error) {
         self.connection_lost(sock);
     }
 

@@ -17,6 +17,7 @@
 # received (the garbage TERMINATE). Nothing is left behind.
 . /srnic/lib.sh
 load_srnic_both
+peer '. /srnic/lib.sh; trace_start'
 P=$((VMTEST_PORT + 60))
 RP=$((P + 1))
 pcap_capture eth0 /tmp/hostile.pcap "$RP" "$RP" 2>/tmp/capture.log &
@@ -43,5 +44,13 @@ export_file hostile.runs /tmp/hostile.runs
 expect_eq "TERMINATEs srnic sent (peer)" "$(peer '. /srnic/lib.sh; srnic_stat terminates_sent')" \
 	"$(grep -c ' term ' /tmp/hostile.runs)"
 expect_eq "TERMINATEs srnic received (peer)" "$(peer '. /srnic/lib.sh; srnic_stat terminates_received')" 1
+# Each one traced, and each CRC error.
+expect_eq "TERMINATEs sent, traced (peer)" "$(peer_trace_count terminate_sent)" \
+	"$(peer '. /srnic/lib.sh; srnic_stat terminates_sent')"
+expect_eq "TERMINATEs received, traced (peer)" "$(peer_trace_count terminate_received)" 1
+crc=$(peer '. /srnic/lib.sh; srnic_stat crc_errors')
+[ "$crc" -gt 0 ] || fail "no CRC error counted"
+expect_eq "CRC errors, traced (peer)" "$(peer_trace_count crc_error "received=0x[0-9a-f]{8} computed=0x[0-9a-f]{8}$")" "$crc"
+peer '. /srnic/lib.sh; trace_stop'
 expect_idle
 pass

@@ -9,10 +9,24 @@
 # event and QUERY_QP ERROR with it; on the target a QP_ERROR event and QUERY_QP
 # ERROR with it (sent) and no byte of its regions changed. A second QP between
 # the same two programs stays up and moves verified data after every error.
-# The TERMINATE counters on both VMs count the 8 errors. Target (server) on b.
+# The TERMINATE counters on both VMs count the 8 errors, and the tracepoints
+# show them (srnic_terminate_received here, srnic_terminate_sent on b: four
+# DDP tagged-buffer errors, four RDMAP remote-protection errors each). Target
+# (server) on b.
 . /srnic/lib.sh
 load_srnic_both
+trace_start
+peer '. /srnic/lib.sh; trace_start'
 vmtest remote-access
+for ev in terminate_received; do
+	expect_eq "$ev here, DDP tagged" "$(trace_count $ev "layer=DDP etype=1 ecode=0x0[0-2]$")" 4
+	expect_eq "$ev here, RDMAP remote protection" "$(trace_count $ev "layer=RDMAP etype=1 ecode=0x0[0-3]$")" 4
+done
+expect_eq "terminate_sent on b, DDP tagged" "$(peer_trace_count terminate_sent "layer=DDP etype=1 ecode=0x0[0-2]$")" 4
+expect_eq "terminate_sent on b, RDMAP remote protection" \
+	"$(peer_trace_count terminate_sent "layer=RDMAP etype=1 ecode=0x0[0-3]$")" 4
+trace_stop
+peer '. /srnic/lib.sh; trace_stop'
 expect_eq "TERMINATEs received here (initiator)" "$(srnic_stat terminates_received)" 8
 expect_eq "TERMINATEs sent by the peer (target)" "$(peer '. /srnic/lib.sh; srnic_stat terminates_sent')" 8
 expect_idle

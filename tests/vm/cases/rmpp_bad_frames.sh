@@ -2,10 +2,13 @@
 # budget: 40
 # rmpp_bad_frames: frames with a bad version, garbage, truncated headers and
 # payloads, unknown or foreign NIDs and inconsistent fields are dropped and
-# counted by reason; no kernel report; the endpoint keeps working.
+# counted by reason; no kernel report; the endpoint keeps working. The frames
+# the endpoint drops (unknown NIDs, malformed) are traced (srnic_rmpp_drop,
+# one per frame, with the counter's name), the receiver's pid and NID.
 . /srnic/lib.sh
 unload_srnic_both
 load_srnic_both
+peer '. /srnic/lib.sh; trace_start'
 check "node tables" rmpp_setup
 peer_bg bad "srnic rmpp recv -n 2 -C 1 -w 4"
 rmpp_wait_ready bad || rmpp_fail "receiver not ready"
@@ -35,6 +38,14 @@ ge "short or truncated" "$(peer_rmpp_stat drop_short)" 20
 ge "malformed" "$(peer_rmpp_stat drop_malformed)" 20
 expect_eq "every injected frame dropped and counted" "$(drops_on_peer)" "$total"
 expect_eq "nothing delivered" "$(peer_rmpp_stat msgs_received)" 0
+rpid=$(peer ". /srnic/lib.sh; pid_of 'srnic rmpp recv'") || fail "no one RMPP receiver on b"
+echo "-- b's first srnic_rmpp_drop events (the receiver is pid $rpid):"
+peer ". /srnic/lib.sh; trace_lines rmpp_drop | head -n 4"
+for c in drop_unknown_nid drop_malformed; do
+	expect_eq "$c traced on b" "$(peer_trace_count rmpp_drop "pid=$rpid ep=[0-9]+ ifindex=[0-9]+ nid=2 peer=[0-9]+ reason=$c\$")" \
+		"$(peer_rmpp_stat $c)"
+done
+peer '. /srnic/lib.sh; trace_stop'
 check "a valid message still arrives" srnic rmpp send -n 1 --to 2 -C 1 -S 3000
 peer_wait bad 120 || rmpp_fail "receiver"
 peer "dmesg" | grep -E "BUG|WARNING|Oops" && fail "kernel report on b"

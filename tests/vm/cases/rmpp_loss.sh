@@ -3,12 +3,14 @@
 # rmpp_loss: Sandia RMPP through tc netem on both VMs' eth0 (loss 0.1 %, 1 %
 # and 5 %, with reordering and duplication): every message is delivered
 # exactly once, in order per sender, byte-exact; retransmissions and drops are
-# counted. The receiving program exits right after its last message; if that
+# counted, and each retransmission traced (srnic_rmpp_retransmit, at most one
+# per retransmission the counter counts). The receiving program exits right after its last message; if that
 # message's MSGEND was lost, its lingering endpoint still answers the sender
 # (rmpp_linger tests this on purpose).
 . /srnic/lib.sh
 unload_srnic_both
 load_srnic_both
+trace_start
 check "node tables" rmpp_setup
 SIZES=1,1456,1457,8192,32768
 N=$(count 50 150)
@@ -44,6 +46,11 @@ for loss in $LOSSES; do
 done
 netem_off
 [ "$(rmpp_stat retransmits)" -gt 0 ] || fail "no retransmission under loss"
+traced=$(trace_count rmpp_retransmit "ep=[0-9]+ ifindex=[0-9]+ nid=[0-9]+ peer=[0-9]+ peer_mac=52:54:00:12:34:02 wr_id=[0-9]+ attempt=[1-9]")
+trace_stop
+[ "$traced" -gt 0 ] && [ "$traced" -le "$(rmpp_stat retransmits)" ] ||
+	fail "retransmissions traced: $traced, counted: $(rmpp_stat retransmits)"
+echo "ok: retransmissions traced ($traced of $(rmpp_stat retransmits))"
 expect_eq "send failures" "$(rmpp_stat send_failed)" 0
 expect_eq "messages received on b" "$(peer_rmpp_stat msgs_received)" $((levels * N))
 pass

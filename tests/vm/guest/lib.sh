@@ -664,6 +664,39 @@ vmtest() {
 	[ "$prc" = 0 ] || fail "srnic-vmtest $mode: server side failed (exit $prc)"
 }
 
+# pid_of PATTERN: the pid of the one srnic tool process whose command line
+# contains PATTERN (busybox has no pgrep; the shells bg_start runs it under
+# carry the command line too, so only the srnic process counts). Prints
+# nothing and fails unless exactly one matches.
+pid_of() {
+	local p
+	p=$(ps -o pid,args | awk -v pat="$1" '$2 ~ /(^|\/)srnic$/ && index($0, pat) { print $1 }')
+	[ "$(echo "$p" | wc -w)" = 1 ] || { echo "pid_of: not one srnic process running '$1': '$p'" >&2; return 1; }
+	echo "$p"
+}
+
+# ---- srnic's tracepoints (Documentation/srnic/observability.rst) ----
+TRACEFS=/sys/kernel/tracing
+# trace_start: records srnic's trace events in this VM from now on, into an
+# empty buffer (srnic must be loaded: its events come with the module).
+trace_start() {
+	[ -e $TRACEFS/trace ] || mount -t tracefs tracefs $TRACEFS || fail "cannot mount tracefs"
+	[ -d $TRACEFS/events/srnic ] || fail "no srnic trace events in $TRACEFS/events"
+	echo 0 >$TRACEFS/tracing_on
+	echo >$TRACEFS/trace
+	echo 1 >$TRACEFS/events/srnic/enable
+	echo 1 >$TRACEFS/tracing_on
+}
+# trace_stop: stops recording; the buffer stays for trace_lines.
+trace_stop() { echo 0 >$TRACEFS/events/srnic/enable; }
+# trace_lines EVENT [ERE]: the recorded lines of event srnic_EVENT (matching
+# ERE), without the ftrace prefix.
+trace_lines() { sed -En "s/^.* srnic_($1): //p" $TRACEFS/trace | grep -E -- "${2:-.}"; }
+# trace_count EVENT [ERE]: how many trace_lines.
+trace_count() { trace_lines "$@" | wc -l; }
+# peer_trace_count EVENT [ERE]: trace_count on the peer.
+peer_trace_count() { peer ". /srnic/lib.sh; trace_count $1 '${2:-.}'"; }
+
 # ---- Sandia RMPP helpers ----
 # rmpp_setup: the node table on both VMs: odd NIDs 1..15 are VM a, even NIDs
 # 2..16 are VM b (both on eth0).

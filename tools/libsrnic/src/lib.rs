@@ -49,6 +49,7 @@ mod mr;
 mod pd;
 mod pod;
 mod qp;
+mod resources;
 mod rmpp;
 mod wc;
 
@@ -61,6 +62,7 @@ pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};
 pub use mr::{split_lengths, AccessFlags, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};
 pub use pd::ProtectionDomain;
 pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendWr, WrOpcode};
+pub use resources::Resource;
 pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr};
 pub use srnic_uapi as uapi;
 pub use wc::{Terminate, WcOpcode, WcStatus, WorkCompletion};

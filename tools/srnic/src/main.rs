@@ -7,6 +7,7 @@
 mod blk;
 mod exec;
 mod ping;
+mod res;
 mod rmpp;
 mod rping;
 mod session;
@@ -100,6 +101,15 @@ enum Cmd {
     Info,
     /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line each.
     Stats,
+    /// List the objects srnic holds, device-wide, one line each with its owner
+    /// (pid, uid, context) and state, as `rdma res show` does: queue pairs,
+    /// completion queues, memory regions (pinned pages), listeners, RMPP
+    /// endpoints. Root sees every object, other users their own.
+    Res {
+        /// Only this kind (default: every kind).
+        #[arg(value_enum)]
+        kind: Option<res::Kind>,
+    },
     /// Sandia RMPP: node table, verified send/receive, ping-pong, bandwidth.
     Rmpp {
         #[command(subcommand)]
@@ -358,6 +368,7 @@ fn run(cli: Cli) -> CmdResult {
         },
         Cmd::Info => info(&ctx, &cli.device),
         Cmd::Stats => stats(&ctx),
+        Cmd::Res { kind } => res::run(&ctx, kind),
         Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd),
         Cmd::Ping {
             role,

@@ -259,9 +259,9 @@ pub fn ioc_nr(cmd: u32) -> u32 {
     cmd & 0xFF
 }
 
-/// Numbers srnic defines (0x00..=0x12, 0x40..=0x45).
+/// Numbers srnic defines (0x00..=0x13, 0x40..=0x45).
 pub fn known_nr(nr: u32) -> bool {
-    nr <= 0x12 || (0x40..=0x45).contains(&nr)
+    nr <= 0x13 || (0x40..=0x45).contains(&nr)
 }
 
 /// Magics the VFS answers itself before the driver sees the command
@@ -287,7 +287,7 @@ pub fn unknown_cmd(r: &mut Rng) -> u32 {
     let mut nr = r.below(256) as u32;
     while known_nr(nr) {
         let any = r.below(256) as u32;
-        nr = r.pick(&[0x13, 0x20, 0x3F, 0x46, 0x5F, 0x60, 0xFF, any]);
+        nr = r.pick(&[0x14, 0x20, 0x3F, 0x46, 0x5F, 0x60, 0xFF, any]);
     }
     ioc(
         r.below(4) as u32,
@@ -349,6 +349,7 @@ pub enum Op {
     Reject,
     Disconnect,
     QueryStats,
+    QueryRes,
     RmppSetNode,
     RmppCreateEp,
     RmppDestroyEp,
@@ -365,7 +366,7 @@ pub enum Op {
 }
 
 /// Every operation, with its weight in the random programs.
-pub const OPS: [(Op, u64); 32] = [
+pub const OPS: [(Op, u64); 33] = [
     (Op::QueryDevice, 2),
     (Op::AllocPd, 4),
     (Op::DeallocPd, 3),
@@ -385,6 +386,7 @@ pub const OPS: [(Op, u64); 32] = [
     (Op::Reject, 1),
     (Op::Disconnect, 2),
     (Op::QueryStats, 1),
+    (Op::QueryRes, 1),
     (Op::RmppSetNode, 1),
     (Op::RmppCreateEp, 1),
     (Op::RmppDestroyEp, 1),
@@ -437,6 +439,7 @@ impl Op {
             Op::Reject => SRNIC_IOCTL_REJECT,
             Op::Disconnect => SRNIC_IOCTL_DISCONNECT,
             Op::QueryStats => SRNIC_IOCTL_QUERY_STATS,
+            Op::QueryRes => SRNIC_IOCTL_QUERY_RES,
             Op::RmppSetNode => SRNIC_IOCTL_RMPP_SET_NODE,
             Op::RmppCreateEp => SRNIC_IOCTL_RMPP_CREATE_EP,
             Op::RmppDestroyEp => SRNIC_IOCTL_RMPP_DESTROY_EP,
@@ -653,6 +656,7 @@ abi!(
     SrnicReject,
     SrnicDisconnect,
     SrnicStats,
+    SrnicQueryRes,
     SrnicRmppNode,
     SrnicRmppCreateEp,
     SrnicRmppSend,
@@ -1370,6 +1374,37 @@ impl<'a> Worker<'a> {
             Op::QueryStats => {
                 let v = SrnicStats {
                     size: sz::<SrnicStats>(),
+                    ..Default::default()
+                };
+                self.ioctl(slot, op, v, |a, v| a.reserved0 = v as u32 | 1);
+            }
+            Op::QueryRes => {
+                // A kind (sometimes none), its record size (sometimes not),
+                // and no room or an address nothing is mapped at: the
+                // records of this process's objects fault (EFAULT).
+                let kind = self.rng.pick(&[
+                    SRNIC_RES_QP,
+                    SRNIC_RES_CQ,
+                    SRNIC_RES_MR,
+                    SRNIC_RES_LISTEN,
+                    SRNIC_RES_RMPP,
+                    0,
+                    6,
+                ]);
+                let size = match kind {
+                    SRNIC_RES_QP => std::mem::size_of::<SrnicResQp>(),
+                    SRNIC_RES_CQ => std::mem::size_of::<SrnicResCq>(),
+                    SRNIC_RES_MR => std::mem::size_of::<SrnicResMr>(),
+                    SRNIC_RES_LISTEN => std::mem::size_of::<SrnicResListen>(),
+                    _ => std::mem::size_of::<SrnicResRmpp>(),
+                } as u32;
+                let v = SrnicQueryRes {
+                    size: sz::<SrnicQueryRes>(),
+                    kind,
+                    entry_size: if self.rng.chance(8) { size + 8 } else { size },
+                    start: self.rng.pick(&[0, 1, u32::MAX]),
+                    max_entries: self.rng.pick(&[0, 1, 4, u32::MAX]),
+                    entries: self.rng.pick(&[0, 8]),
                     ..Default::default()
                 };
                 self.ioctl(slot, op, v, |a, v| a.reserved0 = v as u32 | 1);
