@@ -10,6 +10,7 @@
 //! (`struct srnic_blk_msg`): it msyncs the range and SENDs FLUSHED. One
 //! thread serves each queue pair.
 
+use crate::dial::connect_host;
 use crate::util::{CmdResult, Fail};
 use srnic::{
     AccessFlags, CompletionQueue, Context, MemoryRegion, MrBuffer, QpCap, QpInitAttr, QueuePair,
@@ -461,11 +462,13 @@ fn devices() -> CmdResult<Vec<String>> {
     }
 }
 
-/// `srnic blk map`: maps an export; prints the new device's path.
+/// `srnic blk map`: maps an export (each address of `addr` in turn until
+/// one connects); prints the new device's path.
 pub fn map(addr: &str, port: u16) -> CmdResult {
     let before = devices()?;
-    let ip = crate::session::resolve(addr, port)?.ip();
-    write_sysfs("map_device", &format!("{ip} {port}\n"))?;
+    connect_host(addr, port, |a| {
+        write_sysfs("map_device", &format!("{} {port}\n", a.ip()))
+    })?;
     for line in devices()? {
         if !before.contains(&line) {
             let name = line.split_whitespace().next().unwrap_or_default();

@@ -5,6 +5,7 @@
 //! timeout), 2 bad command line, 3 data that did not verify.
 
 mod blk;
+mod dial;
 mod exec;
 mod ping;
 mod rmpp;
@@ -37,8 +38,9 @@ struct Role {
     /// Be the server: listen and serve one client.
     #[arg(short = 's', long)]
     server: bool,
-    /// Be the client: connect to ADDR (an IPv4 address or a host name; the module
-    /// supports IPv4 only).
+    /// Be the client: connect to ADDR (an IPv4 address or a host name: each of
+    /// its IPv4 addresses in turn until one connects; the module supports IPv4
+    /// only).
     #[arg(short = 'c', long, value_name = "ADDR")]
     client: Option<String>,
 }

@@ -5,7 +5,8 @@
 //! the round trip. The client passes size and count in the connection's private
 //! data, so the server needs only the port.
 
-use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::session::{wait_request, NetOpts, Session};
 use crate::util::{fill_pattern, verify_pattern, CmdResult, Fail};
 use srnic::{AccessFlags, Context, MrBuffer, RecvWr, SendWr};
 use std::time::{Duration, Instant};
@@ -114,17 +115,20 @@ pub fn server(ctx: &Context, opts: &NetOpts) -> CmdResult {
     Ok(())
 }
 
-/// The client: sends the pings and prints round-trip statistics.
+/// The client: sends the pings and prints round-trip statistics. Tries each
+/// address of `host` in turn.
 pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: PingParams) -> CmdResult {
-    let addr = resolve(host, opts.port)?;
     let size = p.size as usize;
-    let mut s = Session::new(ctx, 1, 4, opts.timeout)?;
-    let mut b = buffers(&s, size)?;
-    if p.count > 0 {
-        post_recv(&s, &b, size)?;
-    }
-    s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
-    s.qp.wait_established(Some(opts.timeout))?;
+    let (_, (mut s, mut b)) = connect_host(host, opts.port, |addr| {
+        let s = Session::new(ctx, 1, 4, opts.timeout)?;
+        let b = buffers(&s, size)?;
+        if p.count > 0 {
+            post_recv(&s, &b, size)?;
+        }
+        s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
+        s.qp.wait_established(Some(opts.timeout))?;
+        Ok((s, b))
+    })?;
     let mut rtts = Vec::with_capacity(p.count as usize);
     for seq in 0..u64::from(p.count) {
         fill_pattern(&mut b.send.as_mut_slice()[..size], seq);

@@ -20,7 +20,8 @@
 //! connection closes at an iteration boundary. With `-V` the server also checks
 //! the data it read against the pattern rping's client writes.
 
-use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::session::{wait_request, NetOpts, Session};
 use crate::util::{CmdResult, Fail};
 use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MrBuffer, RecvWr, RemoteAddr, SendWr};
 use std::time::Instant;
@@ -220,17 +221,21 @@ fn summary(side: &str, n: u32, size: u32, t0: Instant, mpa: &srnic::MpaFlags) ->
     )
 }
 
-/// The client: pings the rping server at `host`.
+/// The client: pings the rping server at `host` (each of its addresses in
+/// turn until one connects).
 pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: RpingOpts) -> CmdResult {
     let size = check_size(o.size)?;
-    let addr = resolve(host, opts.port)?;
-    let mut s = Session::new(ctx, 1, 16, opts.timeout)?;
-    let mut bufs = Bufs::new(&s)?;
-    let mut start = rdma_mr(&s, size)?;
-    let mut sink = rdma_mr(&s, size)?;
-    bufs.post_recv(&s)?;
-    s.qp.start_connect(addr, &rping_params(opts))?;
-    let info = s.qp.wait_established(Some(opts.timeout))?;
+    let (addr, (mut s, mut bufs, mut start, mut sink, info)) =
+        connect_host(host, opts.port, |addr| {
+            let s = Session::new(ctx, 1, 16, opts.timeout)?;
+            let bufs = Bufs::new(&s)?;
+            let start = rdma_mr(&s, size)?;
+            let sink = rdma_mr(&s, size)?;
+            bufs.post_recv(&s)?;
+            s.qp.start_connect(addr, &rping_params(opts))?;
+            let info = s.qp.wait_established(Some(opts.timeout))?;
+            Ok((s, bufs, start, sink, info))
+        })?;
     eprintln!(
         "srnic: rping connected to {addr}: ird={} ord={} mpa={}",
         info.ird, info.ord, info.mpa_flags

@@ -12,7 +12,8 @@
 //! with the pattern of the message's number and checks that every message it
 //! receives is exactly `size` bytes.
 
-use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::session::{wait_request, NetOpts, Session};
 use crate::util::{fill_pattern, CmdResult, Fail};
 use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MrBuffer, RecvWr, SendWr};
 use std::time::Instant;
@@ -116,12 +117,15 @@ fn report(side: &str, o: UcmaOpts, t0: Instant, mpa: srnic::MpaFlags) -> String 
     )
 }
 
-/// The client: connects to `host`, receives, replies, waits for the disconnect.
+/// The client: connects to `host` (each of its addresses in turn until one
+/// connects), receives, replies, waits for the disconnect.
 pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
-    let addr = resolve(host, opts.port)?;
-    let (mut s, mut b) = setup(ctx, opts, o)?;
-    s.qp.start_connect(addr, &params(opts))?;
-    let info = s.qp.wait_established(Some(opts.timeout))?;
+    let (addr, (mut s, mut b, info)) = connect_host(host, opts.port, |addr| {
+        let (s, b) = setup(ctx, opts, o)?;
+        s.qp.start_connect(addr, &params(opts))?;
+        let info = s.qp.wait_established(Some(opts.timeout))?;
+        Ok((s, b, info))
+    })?;
     eprintln!(
         "srnic: ucmatose connected to {addr}: ird={} ord={} mpa={}",
         info.ird, info.ord, info.mpa_flags

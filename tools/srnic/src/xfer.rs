@@ -18,7 +18,8 @@
 //! Both sides print one line with bytes, time and MB/s and exit 0 only if
 //! every iteration verified (3 on a mismatch, 1 on any other failure).
 
-use crate::session::{listen, next_request, resolve, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::session::{listen, next_request, NetOpts, Session};
 use crate::util::{fill_pattern, fill_poison, verify_pattern, CmdResult, Fail};
 use srnic::{
     AccessFlags, ConnectRequest, Context, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr,
@@ -418,19 +419,21 @@ fn serve_one(ctx: &Context, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
     Ok(())
 }
 
-/// The client side.
+/// The client side: tries each address of `host` in turn.
 pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: XferParams) -> CmdResult {
-    let addr = resolve(host, opts.port)?;
     let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
-    let mut s = Session::new(ctx, p.sge.max(1), 8, opts.timeout)?;
-    let mut data =
-        s.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
-    let mut ctl = Ctl::new(&s)?;
-    for slot in 0..CTRL_SLOTS {
-        ctl.post_recv(&s, slot)?;
-    }
-    s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
-    let info = s.qp.wait_established(Some(opts.timeout))?;
+    let (addr, (mut s, mut data, mut ctl, info)) = connect_host(host, opts.port, |addr| {
+        let s = Session::new(ctx, p.sge.max(1), 8, opts.timeout)?;
+        let data =
+            s.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
+        let ctl = Ctl::new(&s)?;
+        for slot in 0..CTRL_SLOTS {
+            ctl.post_recv(&s, slot)?;
+        }
+        s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
+        let info = s.qp.wait_established(Some(opts.timeout))?;
+        Ok((s, data, ctl, info))
+    })?;
     eprintln!("srnic: connected to {addr}, mpa={}", info.mpa_flags);
     let mut slot = 0;
     let mut next_slot = || {
