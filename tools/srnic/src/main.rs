@@ -2,20 +2,25 @@
 //! `srnic`: the command-line tool of the srnic software RDMA NIC.
 //!
 //! Exit codes: 0 success, 1 any error (device, connection, error completion,
-//! timeout), 2 bad command line, 3 data that did not verify.
+//! timeout), 2 bad command line, 3 data that did not verify. With `--json`
+//! the same; the error message stays text, on standard error.
 
 mod blk;
 mod dial;
 mod exec;
+mod info;
+mod output;
 mod ping;
 mod rmpp;
 mod rping;
 mod session;
+mod stats;
 mod ucmatose;
 mod util;
 mod xfer;
 
 use clap::{Args, Parser, Subcommand};
+use output::{Format, Output};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -27,6 +32,11 @@ struct Cli {
     /// The device node.
     #[arg(short, long, global = true, default_value = srnic::DEFAULT_PATH)]
     device: PathBuf,
+    /// Print the result as one JSON object on one line instead of text (one
+    /// object per line where a command prints several: `xfer -s --count N`); field names in Documentation/srnic/tool.rst. Errors stay
+    /// text on standard error, with the same exit codes. Not for `exec`.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -159,7 +169,8 @@ enum Cmd {
     /// Run an unmodified rdma-core program (rping, ibv_devinfo, ib_write_bw -R,
     /// ...) on srnic: puts the libibverbs/librdmacm stand-ins first on
     /// LD_LIBRARY_PATH, names the device in SRNIC_DEVICE, and execs it. What
-    /// works and what fails how: Documentation/srnic/rdma-core.rst.
+    /// works and what fails how: Documentation/srnic/rdma-core.rst. --json
+    /// does not apply: the program prints what it prints.
     Exec {
         /// The directory of the stand-ins (default: $SRNIC_COMPAT_LIBDIR, then
         /// the build tree's build/rdma-compat, then /usr/lib/srnic/rdma-compat).
@@ -282,37 +293,8 @@ struct RpingArgs {
     conn: ConnArgs,
 }
 
-fn info(ctx: &srnic::Context, path: &std::path::Path) -> CmdResult {
-    let a = ctx.query_device()?;
-    let caps = a.capabilities.names();
-    println!("device: {}", path.display());
-    println!("abi_version: {}", a.abi_version);
-    println!(
-        "capabilities: {:#x} ({})",
-        a.capabilities.0,
-        if caps.is_empty() {
-            "none".to_string()
-        } else {
-            caps.join(" ")
-        }
-    );
-    for (name, value) in a.raw.limits() {
-        println!("{name}: {value}");
-    }
-    Ok(())
-}
-
-fn stats(ctx: &srnic::Context) -> CmdResult {
-    for (name, value) in ctx.stats()?.counters() {
-        println!("{name}: {value}");
-    }
-    for (name, value) in ctx.rmpp_stats()? {
-        println!("{name}: {value}");
-    }
-    Ok(())
-}
-
 fn run(cli: Cli) -> CmdResult {
+    let out = Output::new(if cli.json { Format::Json } else { Format::Text });
     // The program opens the device itself (through the stand-ins).
     if let Cmd::Exec {
         libdir,
@@ -327,11 +309,11 @@ fn run(cli: Cli) -> CmdResult {
     match &cli.cmd {
         Cmd::Blk {
             cmd: BlkCmd::Map { addr, port },
-        } => return blk::map(addr, *port),
+        } => return blk::map(addr, *port, &out),
         Cmd::Blk {
             cmd: BlkCmd::Unmap { name },
-        } => return blk::unmap(name),
-        Cmd::Blk { cmd: BlkCmd::List } => return blk::list(),
+        } => return blk::unmap(name, &out),
+        Cmd::Blk { cmd: BlkCmd::List } => return blk::list(&out),
         _ => {}
     }
     let ctx = srnic::Context::open_path(&cli.device)?;
@@ -355,12 +337,13 @@ fn run(cli: Cli) -> CmdResult {
                     block_size,
                     read_only,
                 },
+                &out,
             ),
             _ => unreachable!("handled above"),
         },
-        Cmd::Info => info(&ctx, &cli.device),
-        Cmd::Stats => stats(&ctx),
-        Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd),
+        Cmd::Info => out.emit(&info::InfoReport::new(&cli.device, ctx.device_attr())),
+        Cmd::Stats => stats::once(&ctx, &out),
+        Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd, &out),
         Cmd::Ping {
             role,
             net,
@@ -369,10 +352,14 @@ fn run(cli: Cli) -> CmdResult {
         } => {
             let size = u32::try_from(size).map_err(|_| Fail::Error("size too large".into()))?;
             match role.client {
-                Some(host) => {
-                    ping::client(&ctx, &host, &net.opts(), ping::PingParams { size, count })
-                }
-                None => ping::server(&ctx, &net.opts()),
+                Some(host) => ping::client(
+                    &ctx,
+                    &host,
+                    &net.opts(),
+                    ping::PingParams { size, count },
+                    &out,
+                ),
+                None => ping::server(&ctx, &net.opts(), &out),
             }
         }
         Cmd::Xfer {
@@ -394,8 +381,9 @@ fn run(cli: Cli) -> CmdResult {
                     sge,
                     iters,
                 },
+                &out,
             ),
-            None => xfer::server(&ctx, &net.opts(), count),
+            None => xfer::server(&ctx, &net.opts(), count, &out),
         },
         Cmd::Ucmatose(a) => {
             let opts = a.conn.opts(a.port, a.bind.clone());
@@ -404,8 +392,8 @@ fn run(cli: Cli) -> CmdResult {
                 size: a.size,
             };
             match a.server_addr {
-                Some(host) => ucmatose::client(&ctx, &host, &opts, o),
-                None => ucmatose::server(&ctx, &opts, o),
+                Some(host) => ucmatose::client(&ctx, &host, &opts, o, &out),
+                None => ucmatose::server(&ctx, &opts, o, &out),
             }
         }
         Cmd::Rping(a) => {
@@ -418,8 +406,8 @@ fn run(cli: Cli) -> CmdResult {
                 verbose: a.verbose,
             };
             match (a.client, a.addr) {
-                (true, Some(host)) => rping::client(&ctx, &host, &opts, o),
-                _ => rping::server(&ctx, &opts, o),
+                (true, Some(host)) => rping::client(&ctx, &host, &opts, o, &out),
+                _ => rping::server(&ctx, &opts, o, &out),
             }
         }
     }
@@ -511,6 +499,17 @@ mod tests {
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--size", "1.5M"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--sge", "0"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "stats"]).is_ok());
+        // --json is global: before or after the subcommand.
+        for argv in [
+            &["srnic", "--json", "info"][..],
+            &["srnic", "info", "--json"],
+            &["srnic", "--json", "stats"],
+            &["srnic", "--json", "rmpp", "node", "del", "3"],
+            &["srnic", "blk", "list", "--json"],
+            &["srnic", "--json", "xfer", "-c", "h"],
+        ] {
+            assert!(Cli::try_parse_from(argv).unwrap().json, "{argv:?}");
+        }
         let c = Cli::try_parse_from([
             "srnic",
             "rping",

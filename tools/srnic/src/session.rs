@@ -4,11 +4,13 @@
 
 use crate::dial::resolve_v4;
 use crate::util::{CmdResult, Fail};
+use serde::Serialize;
 use srnic::{
-    CompletionQueue, ConnParams, ConnectRequest, Context, Listener, ProtectionDomain, QpCap,
-    QpInitAttr, QueuePair, WcStatus, WorkCompletion,
+    CompletionQueue, ConnParams, ConnectRequest, Context, Listener, MpaFlags, ProtectionDomain,
+    QpCap, QpInitAttr, QueuePair, WcStatus, WorkCompletion,
 };
 use std::collections::VecDeque;
+use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -40,6 +42,30 @@ impl NetOpts {
             ..Default::default()
         }
     }
+}
+
+/// Which side of a connection a report is from (JSON: `"client"` or
+/// `"server"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}
+
+/// Serializes negotiated MPA options as the list of their names (`["crc",
+/// "crc-tx", "crc-rx"]`, `[]` for none): `#[serde(serialize_with = "mpa_names")]`.
+pub fn mpa_names<S: serde::Serializer>(m: &MpaFlags, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(m.names())
 }
 
 /// Listens at `opts.bind` (every IPv4 address by default; a name: its first
