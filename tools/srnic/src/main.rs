@@ -33,7 +33,8 @@ struct Cli {
     #[arg(short, long, global = true, default_value = srnic::DEFAULT_PATH)]
     device: PathBuf,
     /// Print the result as one JSON object on one line instead of text (one
-    /// object per line where a command prints several: `xfer -s --count N`); field names in Documentation/srnic/tool.rst. Errors stay
+    /// object per line where a command prints several: `stats -w`, `xfer -s
+    /// --count N`); field names in Documentation/srnic/tool.rst. Errors stay
     /// text on standard error, with the same exit codes. Not for `exec`.
     #[arg(long, global = true)]
     json: bool,
@@ -111,7 +112,19 @@ enum Cmd {
     /// Print the ABI version, capabilities and limits the module reports.
     Info,
     /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line each.
-    Stats,
+    Stats {
+        /// Print the counters every SECS seconds (a fraction allowed), until
+        /// interrupted: the first sample's absolute values, then each
+        /// sample's changes since the previous one, one line per sample
+        /// (text: the counters that are not zero; a gauge's change may be
+        /// negative).
+        #[arg(short = 'w', long, value_name = "SECS", value_parser = stats::parse_interval)]
+        watch: Option<Duration>,
+        /// With --watch: stop after N samples (the first one included).
+        #[arg(short = 'c', long, value_name = "N", requires = "watch",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
+    },
     /// Sandia RMPP: node table, verified send/receive, ping-pong, bandwidth.
     Rmpp {
         #[command(subcommand)]
@@ -342,7 +355,11 @@ fn run(cli: Cli) -> CmdResult {
             _ => unreachable!("handled above"),
         },
         Cmd::Info => out.emit(&info::InfoReport::new(&cli.device, ctx.device_attr())),
-        Cmd::Stats => stats::once(&ctx, &out),
+        Cmd::Stats { watch: None, .. } => stats::once(&ctx, &out),
+        Cmd::Stats {
+            watch: Some(interval),
+            count,
+        } => stats::watch(&ctx, &out, interval, count),
         Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd, &out),
         Cmd::Ping {
             role,
@@ -499,11 +516,23 @@ mod tests {
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--size", "1.5M"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--sge", "0"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "stats"]).is_ok());
+        let c = Cli::try_parse_from(["srnic", "stats", "-w", "1", "-c", "2"]).unwrap();
+        assert!(!c.json);
+        assert!(matches!(
+            c.cmd,
+            Cmd::Stats { watch: Some(w), count: Some(2) } if w == Duration::from_secs(1)
+        ));
+        let c = Cli::try_parse_from(["srnic", "stats", "--watch", "0.5"]).unwrap();
+        assert!(matches!(c.cmd, Cmd::Stats { count: None, .. }));
+        // --count only with --watch; no zero interval or count.
+        assert!(Cli::try_parse_from(["srnic", "stats", "-c", "2"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "stats", "-w", "0"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "stats", "-w", "1", "-c", "0"]).is_err());
         // --json is global: before or after the subcommand.
         for argv in [
             &["srnic", "--json", "info"][..],
             &["srnic", "info", "--json"],
-            &["srnic", "--json", "stats"],
+            &["srnic", "--json", "stats", "-w", "1"],
             &["srnic", "--json", "rmpp", "node", "del", "3"],
             &["srnic", "blk", "list", "--json"],
             &["srnic", "--json", "xfer", "-c", "h"],
