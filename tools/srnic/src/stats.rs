@@ -170,8 +170,13 @@ pub fn watch(
                 std::thread::sleep(wait);
             }
         }
-        // A sample's time is when its reading began: the first is at 0.
-        let at = start.elapsed();
+        // A sample's time is when its reading began; the first one's
+        // defines 0.
+        let at = if n == 0 {
+            Duration::ZERO
+        } else {
+            start.elapsed()
+        };
         let now = read(ctx)?;
         out.emit(&w.sample(now, at))?;
         n += 1;
@@ -263,6 +268,11 @@ mod tests {
         assert_eq!(v["counters"]["tx_bytes"], 4096);
         assert_eq!(json(&s2)["counters"]["contexts"], -1);
         assert_eq!(json(&s0)["delta"], false);
+        // The exact form (the VM case tool_json reads it with sed).
+        assert_eq!(
+            render(Format::Json, &s0),
+            "{\"sample\":0,\"elapsed_s\":0.0,\"delta\":false,\"counters\":{\"contexts\":1,\"tx_bytes\":100}}\n"
+        );
     }
 
     #[test]
