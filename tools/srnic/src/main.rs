@@ -111,7 +111,8 @@ fn size_arg(s: &str) -> Result<usize, String> {
 enum Cmd {
     /// Print the ABI version, capabilities and limits the module reports.
     Info,
-    /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line each.
+    /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line
+    /// each; with -w, one line per sample of their changes.
     Stats {
         /// Print the counters every SECS seconds (a fraction allowed), until
         /// interrupted: the first sample's absolute values, then each
@@ -354,7 +355,7 @@ fn run(cli: Cli) -> CmdResult {
             ),
             _ => unreachable!("handled above"),
         },
-        Cmd::Info => out.emit(&info::InfoReport::new(&cli.device, ctx.device_attr())),
+        Cmd::Info => out.emit(&info::InfoReport::new(&cli.device, &ctx.query_device()?)),
         Cmd::Stats { watch: None, .. } => stats::once(&ctx, &out),
         Cmd::Stats {
             watch: Some(interval),
