@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# budget: 45
+# budget: 30
 # tool_json: the srnic tool's machine output (Documentation/srnic/tool.rst).
 # `srnic --json info` and `--json stats` carry the same names and values as
 # their text, in the same order; `srnic stats -w 1 -c 2` prints an absolute
@@ -61,7 +61,8 @@ esac
 # stats -w, JSON, around a transfer: the second sample holds its changes.
 peer_bg xfer_srv "srnic --json xfer -s -p $PORT -t 60"
 wait_listen "$PORT" peer || fail "the xfer server did not listen"
-srnic --json stats -w "$(scaled 10)" -c 2 >/tmp/watch.json 2>/tmp/watch.err &
+# The interval: a few times what the client takes (under 4 s at time scale 3).
+srnic --json stats -w "$(scaled 6)" -c 2 >/tmp/watch.json 2>/tmp/watch.err &
 wpid=$!
 wait_until 10 grep -q '"sample":0' /tmp/watch.json || fail "no first sample: $(cat /tmp/watch.err)"
 srnic --json xfer -c "$PEER" -p "$PORT" -t 60 --size 64K --iters 3 >/tmp/xfer.json 2>/tmp/xfer.err ||
