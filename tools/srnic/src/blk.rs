@@ -10,13 +10,17 @@
 //! (`struct srnic_blk_msg`): it msyncs the range and SENDs FLUSHED. One
 //! thread serves each queue pair.
 
+use crate::dial::connect_host;
+use crate::output::{Output, Report};
 use crate::util::{CmdResult, Fail};
+use serde::Serialize;
 use srnic::{
     AccessFlags, CompletionQueue, Context, MemoryRegion, MrBuffer, QpCap, QpInitAttr, QueuePair,
     RecvWr, SendWr, Sge, WcStatus, WorkCompletion,
 };
 use srnic_uapi as abi;
 use std::fs::OpenOptions;
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -304,8 +308,39 @@ impl Conn {
     }
 }
 
+/// What `srnic blk serve` prints once it listens (it then serves until
+/// killed). JSON: `file` (the exported file's path; null: memory), `size`
+/// (bytes), `block_size`, `read_only`, `listen` (the address and port).
+#[derive(Clone, Debug, Serialize)]
+pub struct ServeReport {
+    pub file: Option<String>,
+    pub size: u64,
+    pub block_size: u32,
+    pub read_only: bool,
+    pub listen: String,
+}
+
+impl Report for ServeReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "srnic blk: serving {} ({} bytes, blocks of {}{}) on {}",
+            self.file.as_deref().unwrap_or("memory"),
+            self.size,
+            self.block_size,
+            if self.read_only { ", read-only" } else { "" },
+            self.listen
+        )
+    }
+}
+
 /// `srnic blk serve`: serves the export until killed.
-pub fn serve(ctx: &Context, net: &crate::session::NetOpts, opts: &ServeOpts) -> CmdResult {
+pub fn serve(
+    ctx: &Context,
+    net: &crate::session::NetOpts,
+    opts: &ServeOpts,
+    out: &Output,
+) -> CmdResult {
     if !(512..=4096).contains(&opts.block_size) || !opts.block_size.is_power_of_two() {
         return Err(Fail::Error(
             "the block size must be 512, 1024, 2048 or 4096".into(),
@@ -348,15 +383,13 @@ pub fn serve(ctx: &Context, net: &crate::session::NetOpts, opts: &ServeOpts) -> 
         size: export.len as u64,
     };
     let listener = crate::session::listen(ctx, net)?;
-    eprintln!(
-        "srnic blk: serving {} ({} bytes, blocks of {}{})",
-        opts.file
-            .as_deref()
-            .map_or("memory".to_string(), |p| p.display().to_string()),
-        export.len,
-        opts.block_size,
-        if opts.read_only { ", read-only" } else { "" }
-    );
+    out.emit(&ServeReport {
+        file: opts.file.as_deref().map(|p| p.display().to_string()),
+        size: export.len as u64,
+        block_size: opts.block_size,
+        read_only: opts.read_only,
+        listen: listener.local_addr().to_string(),
+    })?;
     loop {
         let Some(req) = listener.get_request(None)? else {
             continue;
@@ -448,9 +481,38 @@ fn write_sysfs(name: &str, line: &str) -> CmdResult {
     })
 }
 
-fn devices() -> CmdResult<Vec<String>> {
+/// A mapped device, as srnic_blk's `devices` file lists it. JSON: `name`,
+/// `server`, `port`, `bytes`, `state` ("live" or "failed").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlkDevice {
+    pub name: String,
+    pub server: String,
+    pub port: u16,
+    pub bytes: u64,
+    pub state: String,
+}
+
+impl BlkDevice {
+    /// Parses a line of `devices`: `srnicbN ADDR PORT SIZE live|failed`.
+    fn parse(line: &str) -> CmdResult<Self> {
+        let bad = || Fail::Error(format!("{SYSFS}/devices: unexpected line {line:?}"));
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [name, server, port, bytes, state] = f.as_slice() else {
+            return Err(bad());
+        };
+        Ok(Self {
+            name: name.to_string(),
+            server: server.to_string(),
+            port: port.parse().map_err(|_| bad())?,
+            bytes: bytes.parse().map_err(|_| bad())?,
+            state: state.to_string(),
+        })
+    }
+}
+
+fn devices() -> CmdResult<Vec<BlkDevice>> {
     match std::fs::read_to_string(sysfs_file("devices")) {
-        Ok(s) => Ok(s.lines().map(str::to_string).collect()),
+        Ok(s) => s.lines().map(BlkDevice::parse).collect(),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Fail::Error(format!(
             "{SYSFS} is missing: load srnic_blk.ko first (modprobe srnic_blk)"
         ))),
@@ -461,40 +523,95 @@ fn devices() -> CmdResult<Vec<String>> {
     }
 }
 
-/// `srnic blk map`: maps an export; prints the new device's path.
-pub fn map(addr: &str, port: u16) -> CmdResult {
-    let before = devices()?;
-    let ip = crate::session::resolve(addr, port)?.ip();
-    write_sysfs("map_device", &format!("{ip} {port}\n"))?;
-    for line in devices()? {
-        if !before.contains(&line) {
-            let name = line.split_whitespace().next().unwrap_or_default();
-            println!("/dev/{name}");
-            return Ok(());
-        }
+/// What `srnic blk map` prints. Text: the device's path. JSON: `device` (the
+/// path), `name`, `server` (the address that connected), `port`.
+#[derive(Clone, Debug, Serialize)]
+pub struct MapReport {
+    pub device: String,
+    pub name: String,
+    pub server: String,
+    pub port: u16,
+}
+
+impl Report for MapReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "{}", self.device)
     }
-    Err(Fail::Error(
-        "the device was mapped but is not listed".into(),
-    ))
+}
+
+/// `srnic blk map`: maps an export (each address of `addr` in turn until
+/// one connects); prints the new device's path.
+pub fn map(addr: &str, port: u16, out: &Output) -> CmdResult {
+    let before = devices()?;
+    let (at, ()) = connect_host(addr, port, |a| {
+        write_sysfs("map_device", &format!("{} {port}\n", a.ip()))
+    })?;
+    let new = devices()?
+        .into_iter()
+        .find(|d| !before.contains(d))
+        .ok_or_else(|| Fail::Error("the device was mapped but is not listed".into()))?;
+    out.emit(&MapReport {
+        device: format!("/dev/{}", new.name),
+        name: new.name,
+        server: at.ip().to_string(),
+        port,
+    })
+}
+
+/// What `srnic blk unmap` did (text: nothing). JSON: `name` (the device
+/// removed, without `/dev/`).
+#[derive(Clone, Debug, Serialize)]
+pub struct UnmapReport {
+    pub name: String,
+}
+
+impl Report for UnmapReport {
+    fn write_text(&self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// `srnic blk unmap`: removes a device (`srnicb0` or `/dev/srnicb0`).
-pub fn unmap(name: &str) -> CmdResult {
+pub fn unmap(name: &str, out: &Output) -> CmdResult {
     let name = name.trim_start_matches("/dev/");
-    write_sysfs("unmap_device", &format!("{name}\n"))
+    write_sysfs("unmap_device", &format!("{name}\n"))?;
+    out.emit(&UnmapReport {
+        name: name.to_string(),
+    })
 }
 
-/// `srnic blk list`: one line per device: name, server, port, bytes, state.
-pub fn list() -> CmdResult {
-    for line in devices()? {
-        println!("{line}");
+/// What `srnic blk list` prints. Text: one line per device, as srnic_blk
+/// lists it (`name server port bytes state`). JSON: `devices`, each with
+/// `name`, `server`, `port`, `bytes`, `state`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ListReport {
+    pub devices: Vec<BlkDevice>,
+}
+
+impl Report for ListReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        for d in &self.devices {
+            writeln!(
+                out,
+                "{} {} {} {} {}",
+                d.name, d.server, d.port, d.bytes, d.state
+            )?;
+        }
+        Ok(())
     }
-    Ok(())
+}
+
+/// `srnic blk list`: the mapped devices.
+pub fn list(out: &Output) -> CmdResult {
+    out.emit(&ListReport {
+        devices: devices()?,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{json, render, Format};
 
     #[test]
     fn messages_round_trip() {
@@ -528,6 +645,82 @@ mod tests {
         assert_eq!(b.len(), std::mem::size_of::<abi::SrnicBlkExport>());
         assert_eq!(&b[8..12], &0xaabb_ccddu32.to_le_bytes());
         assert_eq!(&b[16..24], &0x7f00_0000_1000u64.to_le_bytes());
+    }
+
+    #[test]
+    fn device_lines_and_reports() {
+        let line = "srnicb0 192.0.2.2 7010 33554432 live";
+        let d = BlkDevice::parse(line).unwrap();
+        assert_eq!(d.port, 7010);
+        assert_eq!(d.bytes, 32 << 20);
+        for bad in [
+            "",
+            "srnicb0 192.0.2.2 7010 33554432",
+            "a b port 1 live",
+            "a b 1 2 live x",
+        ] {
+            assert!(BlkDevice::parse(bad).is_err(), "{bad}");
+        }
+        let l = ListReport {
+            devices: vec![
+                d.clone(),
+                BlkDevice {
+                    name: "srnicb1".into(),
+                    state: "failed".into(),
+                    ..d
+                },
+            ],
+        };
+        assert_eq!(
+            render(Format::Text, &l),
+            format!("{line}\nsrnicb1 192.0.2.2 7010 33554432 failed\n")
+        );
+        let v = json(&l);
+        assert_eq!(
+            v["devices"][0],
+            serde_json::json!({"name": "srnicb0", "server": "192.0.2.2", "port": 7010,
+                               "bytes": 33554432, "state": "live"})
+        );
+        assert_eq!(v["devices"][1]["state"], "failed");
+        assert_eq!(
+            json(&ListReport { devices: vec![] })["devices"],
+            serde_json::json!([])
+        );
+        assert_eq!(render(Format::Text, &ListReport { devices: vec![] }), "");
+
+        let m = MapReport {
+            device: "/dev/srnicb0".into(),
+            name: "srnicb0".into(),
+            server: "192.0.2.2".into(),
+            port: 7010,
+        };
+        assert_eq!(render(Format::Text, &m), "/dev/srnicb0\n");
+        assert_eq!(
+            json(&m),
+            serde_json::json!({"device": "/dev/srnicb0", "name": "srnicb0", "server": "192.0.2.2", "port": 7010})
+        );
+        let u = UnmapReport {
+            name: "srnicb0".into(),
+        };
+        assert_eq!(render(Format::Text, &u), "");
+        assert_eq!(json(&u), serde_json::json!({"name": "srnicb0"}));
+
+        let s = ServeReport {
+            file: None,
+            size: 1 << 20,
+            block_size: 512,
+            read_only: true,
+            listen: "0.0.0.0:7010".into(),
+        };
+        assert_eq!(
+            render(Format::Text, &s),
+            "srnic blk: serving memory (1048576 bytes, blocks of 512, read-only) on 0.0.0.0:7010\n"
+        );
+        assert_eq!(
+            json(&s),
+            serde_json::json!({"file": null, "size": 1048576, "block_size": 512,
+                               "read_only": true, "listen": "0.0.0.0:7010"})
+        );
     }
 
     #[test]

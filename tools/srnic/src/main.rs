@@ -2,20 +2,26 @@
 //! `srnic`: the command-line tool of the srnic software RDMA NIC.
 //!
 //! Exit codes: 0 success, 1 any error (device, connection, error completion,
-//! timeout), 2 bad command line, 3 data that did not verify.
+//! timeout), 2 bad command line, 3 data that did not verify. With `--json`
+//! the same; the error message stays text, on standard error.
 
 mod blk;
+mod dial;
 mod exec;
+mod info;
+mod output;
 mod ping;
 mod res;
 mod rmpp;
 mod rping;
 mod session;
+mod stats;
 mod ucmatose;
 mod util;
 mod xfer;
 
 use clap::{Args, Parser, Subcommand};
+use output::{Format, Output};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -27,6 +33,12 @@ struct Cli {
     /// The device node.
     #[arg(short, long, global = true, default_value = srnic::DEFAULT_PATH)]
     device: PathBuf,
+    /// Print the result as one JSON object on one line instead of text (one
+    /// object per line where a command prints several: `stats -w`, `xfer -s
+    /// --count N`); field names in Documentation/srnic/tool.rst. Errors stay
+    /// text on standard error, with the same exit codes. Not for `exec`.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -38,8 +50,9 @@ struct Role {
     /// Be the server: listen and serve one client.
     #[arg(short = 's', long)]
     server: bool,
-    /// Be the client: connect to ADDR (an IPv4 address or a host name; the module
-    /// supports IPv4 only).
+    /// Be the client: connect to ADDR (an IPv4 address or a host name: each of
+    /// its IPv4 addresses in turn until one connects; the module supports IPv4
+    /// only).
     #[arg(short = 'c', long, value_name = "ADDR")]
     client: Option<String>,
 }
@@ -99,8 +112,21 @@ fn size_arg(s: &str) -> Result<usize, String> {
 enum Cmd {
     /// Print the ABI version, capabilities and limits the module reports.
     Info,
-    /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line each.
-    Stats,
+    /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line
+    /// each; with -w, one line per sample of their changes.
+    Stats {
+        /// Print the counters every SECS seconds (a fraction allowed), until
+        /// interrupted: the first sample's absolute values, then each
+        /// sample's changes since the previous one, one line per sample
+        /// (text: the counters that are not zero; a gauge's change may be
+        /// negative).
+        #[arg(short = 'w', long, value_name = "SECS", value_parser = stats::parse_interval)]
+        watch: Option<Duration>,
+        /// With --watch: stop after N samples (the first one included).
+        #[arg(short = 'c', long, value_name = "N", requires = "watch",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
+    },
     /// List the objects srnic holds, device-wide, one line each with its owner
     /// (pid, uid, context) and state, as `rdma res show` does: queue pairs,
     /// completion queues, memory regions (pinned pages), listeners, RMPP
@@ -167,7 +193,8 @@ enum Cmd {
     /// Run an unmodified rdma-core program (rping, ibv_devinfo, ib_write_bw -R,
     /// ...) on srnic: puts the libibverbs/librdmacm stand-ins first on
     /// LD_LIBRARY_PATH, names the device in SRNIC_DEVICE, and execs it. What
-    /// works and what fails how: Documentation/srnic/rdma-core.rst.
+    /// works and what fails how: Documentation/srnic/rdma-core.rst. --json
+    /// does not apply: the program prints what it prints.
     Exec {
         /// The directory of the stand-ins (default: $SRNIC_COMPAT_LIBDIR, then
         /// the build tree's build/rdma-compat, then /usr/lib/srnic/rdma-compat).
@@ -290,37 +317,8 @@ struct RpingArgs {
     conn: ConnArgs,
 }
 
-fn info(ctx: &srnic::Context, path: &std::path::Path) -> CmdResult {
-    let a = ctx.query_device()?;
-    let caps = a.capabilities.names();
-    println!("device: {}", path.display());
-    println!("abi_version: {}", a.abi_version);
-    println!(
-        "capabilities: {:#x} ({})",
-        a.capabilities.0,
-        if caps.is_empty() {
-            "none".to_string()
-        } else {
-            caps.join(" ")
-        }
-    );
-    for (name, value) in a.raw.limits() {
-        println!("{name}: {value}");
-    }
-    Ok(())
-}
-
-fn stats(ctx: &srnic::Context) -> CmdResult {
-    for (name, value) in ctx.stats()?.counters() {
-        println!("{name}: {value}");
-    }
-    for (name, value) in ctx.rmpp_stats()? {
-        println!("{name}: {value}");
-    }
-    Ok(())
-}
-
 fn run(cli: Cli) -> CmdResult {
+    let out = Output::new(if cli.json { Format::Json } else { Format::Text });
     // The program opens the device itself (through the stand-ins).
     if let Cmd::Exec {
         libdir,
@@ -335,11 +333,11 @@ fn run(cli: Cli) -> CmdResult {
     match &cli.cmd {
         Cmd::Blk {
             cmd: BlkCmd::Map { addr, port },
-        } => return blk::map(addr, *port),
+        } => return blk::map(addr, *port, &out),
         Cmd::Blk {
             cmd: BlkCmd::Unmap { name },
-        } => return blk::unmap(name),
-        Cmd::Blk { cmd: BlkCmd::List } => return blk::list(),
+        } => return blk::unmap(name, &out),
+        Cmd::Blk { cmd: BlkCmd::List } => return blk::list(&out),
         _ => {}
     }
     let ctx = srnic::Context::open_path(&cli.device)?;
@@ -363,13 +361,18 @@ fn run(cli: Cli) -> CmdResult {
                     block_size,
                     read_only,
                 },
+                &out,
             ),
             _ => unreachable!("handled above"),
         },
-        Cmd::Info => info(&ctx, &cli.device),
-        Cmd::Stats => stats(&ctx),
-        Cmd::Res { kind } => res::run(&ctx, kind),
-        Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd),
+        Cmd::Info => out.emit(&info::InfoReport::new(&cli.device, &ctx.query_device()?)),
+        Cmd::Stats { watch: None, .. } => stats::once(&ctx, &out),
+        Cmd::Stats {
+            watch: Some(interval),
+            count,
+        } => stats::watch(&ctx, &out, interval, count),
+        Cmd::Res { kind } => res::run(&ctx, kind, &out),
+        Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd, &out),
         Cmd::Ping {
             role,
             net,
@@ -378,10 +381,14 @@ fn run(cli: Cli) -> CmdResult {
         } => {
             let size = u32::try_from(size).map_err(|_| Fail::Error("size too large".into()))?;
             match role.client {
-                Some(host) => {
-                    ping::client(&ctx, &host, &net.opts(), ping::PingParams { size, count })
-                }
-                None => ping::server(&ctx, &net.opts()),
+                Some(host) => ping::client(
+                    &ctx,
+                    &host,
+                    &net.opts(),
+                    ping::PingParams { size, count },
+                    &out,
+                ),
+                None => ping::server(&ctx, &net.opts(), &out),
             }
         }
         Cmd::Xfer {
@@ -403,8 +410,9 @@ fn run(cli: Cli) -> CmdResult {
                     sge,
                     iters,
                 },
+                &out,
             ),
-            None => xfer::server(&ctx, &net.opts(), count),
+            None => xfer::server(&ctx, &net.opts(), count, &out),
         },
         Cmd::Ucmatose(a) => {
             let opts = a.conn.opts(a.port, a.bind.clone());
@@ -413,8 +421,8 @@ fn run(cli: Cli) -> CmdResult {
                 size: a.size,
             };
             match a.server_addr {
-                Some(host) => ucmatose::client(&ctx, &host, &opts, o),
-                None => ucmatose::server(&ctx, &opts, o),
+                Some(host) => ucmatose::client(&ctx, &host, &opts, o, &out),
+                None => ucmatose::server(&ctx, &opts, o, &out),
             }
         }
         Cmd::Rping(a) => {
@@ -427,8 +435,8 @@ fn run(cli: Cli) -> CmdResult {
                 verbose: a.verbose,
             };
             match (a.client, a.addr) {
-                (true, Some(host)) => rping::client(&ctx, &host, &opts, o),
-                _ => rping::server(&ctx, &opts, o),
+                (true, Some(host)) => rping::client(&ctx, &host, &opts, o, &out),
+                _ => rping::server(&ctx, &opts, o, &out),
             }
         }
     }
@@ -520,6 +528,29 @@ mod tests {
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--size", "1.5M"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "xfer", "-s", "--sge", "0"]).is_err());
         assert!(Cli::try_parse_from(["srnic", "stats"]).is_ok());
+        let c = Cli::try_parse_from(["srnic", "stats", "-w", "1", "-c", "2"]).unwrap();
+        assert!(!c.json);
+        assert!(matches!(
+            c.cmd,
+            Cmd::Stats { watch: Some(w), count: Some(2) } if w == Duration::from_secs(1)
+        ));
+        let c = Cli::try_parse_from(["srnic", "stats", "--watch", "0.5"]).unwrap();
+        assert!(matches!(c.cmd, Cmd::Stats { count: None, .. }));
+        // --count only with --watch; no zero interval or count.
+        assert!(Cli::try_parse_from(["srnic", "stats", "-c", "2"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "stats", "-w", "0"]).is_err());
+        assert!(Cli::try_parse_from(["srnic", "stats", "-w", "1", "-c", "0"]).is_err());
+        // --json is global: before or after the subcommand.
+        for argv in [
+            &["srnic", "--json", "info"][..],
+            &["srnic", "info", "--json"],
+            &["srnic", "--json", "stats", "-w", "1"],
+            &["srnic", "--json", "rmpp", "node", "del", "3"],
+            &["srnic", "blk", "list", "--json"],
+            &["srnic", "--json", "xfer", "-c", "h"],
+        ] {
+            assert!(Cli::try_parse_from(argv).unwrap().json, "{argv:?}");
+        }
         let c = Cli::try_parse_from([
             "srnic",
             "rping",

@@ -8,13 +8,17 @@
 //! messages arrive exactly once and in order, and (given the same `--sizes`)
 //! that each has the length it was sent with.
 
+use crate::output::{mb_per_s, Output, Report};
+use crate::session::Side;
 use crate::util::{fill_pattern, verify_pattern, CmdResult, Fail};
 use clap::{Args, Subcommand};
+use serde::Serialize;
 use srnic::{
     uapi as abi, AccessFlags, CompletionQueue, Context, MemoryRegion, MrBuffer, ProtectionDomain,
     RmppEndpoint, RmppEndpointAttr, WcOpcode, WorkCompletion,
 };
 use std::collections::BTreeMap;
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 /// Upper 16 bits of every CLI tag.
@@ -271,21 +275,37 @@ fn status_err(wc: &WorkCompletion, what: &str) -> Fail {
 }
 
 /// Runs an RMPP command.
-pub fn run(ctx: &Context, cmd: RmppCmd) -> CmdResult {
+pub fn run(ctx: &Context, cmd: RmppCmd, out: &Output) -> CmdResult {
     match cmd {
-        RmppCmd::Node { op } => match op {
-            NodeOp::Add {
-                nid,
-                mac,
-                ctx: ifname,
-            } => {
-                let m = srnic::parse_mac(&mac)
-                    .ok_or_else(|| Fail::Error(format!("invalid MAC address {mac:?}")))?;
-                ctx.rmpp_set_node(nid, m, &ifname)?;
-                Ok(())
-            }
-            NodeOp::Del { nid } => Ok(ctx.rmpp_del_node(nid)?),
-        },
+        RmppCmd::Node { op } => {
+            let r = match op {
+                NodeOp::Add {
+                    nid,
+                    mac,
+                    ctx: ifname,
+                } => {
+                    let m = srnic::parse_mac(&mac)
+                        .ok_or_else(|| Fail::Error(format!("invalid MAC address {mac:?}")))?;
+                    ctx.rmpp_set_node(nid, m, &ifname)?;
+                    NodeReport {
+                        op: NodeChange::Add,
+                        nid,
+                        mac: Some(mac_string(m)),
+                        ifname: Some(ifname),
+                    }
+                }
+                NodeOp::Del { nid } => {
+                    ctx.rmpp_del_node(nid)?;
+                    NodeReport {
+                        op: NodeChange::Del,
+                        nid,
+                        mac: None,
+                        ifname: None,
+                    }
+                }
+            };
+            out.emit(&r)
+        }
         RmppCmd::Recv {
             ep,
             count,
@@ -296,6 +316,7 @@ pub fn run(ctx: &Context, cmd: RmppCmd) -> CmdResult {
             linger,
         } => recv(
             ctx,
+            out,
             &ep,
             count,
             sizes.as_ref().map(|s| s.0.as_slice()),
@@ -310,7 +331,17 @@ pub fn run(ctx: &Context, cmd: RmppCmd) -> CmdResult {
             count,
             sizes,
             window,
-        } => send(ctx, &ep, to, count, &sizes.0, window, false).map(drop),
+        } => {
+            let s = send(ctx, &ep, to, count, &sizes.0, window)?;
+            out.emit(&SendReport {
+                to,
+                messages: s.messages,
+                bytes: s.bytes,
+                time_s: s.secs,
+                rate_mb_s: mb_per_s(s.bytes as f64, s.secs),
+                acknowledged: true,
+            })
+        }
         RmppCmd::Bw {
             ep,
             to,
@@ -318,13 +349,15 @@ pub fn run(ctx: &Context, cmd: RmppCmd) -> CmdResult {
             size,
             window,
         } => {
-            let secs = send(ctx, &ep, to, count, &[size], window, true)?;
-            let bytes = count as f64 * size as f64;
-            println!(
-                "rmpp bw: {count} x {size} bytes in {secs:.3} s: {:.1} MB/s",
-                bytes / secs.max(1e-9) / 1e6
-            );
-            Ok(())
+            let s = send(ctx, &ep, to, count, &[size], window)?;
+            out.emit(&BwReport {
+                to,
+                count,
+                size,
+                bytes: s.bytes,
+                time_s: s.secs,
+                rate_mb_s: mb_per_s(s.bytes as f64, s.secs),
+            })
         }
         RmppCmd::Pingpong {
             ep,
@@ -332,7 +365,191 @@ pub fn run(ctx: &Context, cmd: RmppCmd) -> CmdResult {
             server,
             count,
             size,
-        } => pingpong(ctx, &ep, peer, server, count, size),
+        } => pingpong(ctx, out, &ep, peer, server, count, size),
+    }
+}
+
+/// `aa:bb:cc:dd:ee:ff`.
+fn mac_string(m: [u8; 6]) -> String {
+    m.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Whether a node table entry was set or removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeChange {
+    Add,
+    Del,
+}
+
+/// What `rmpp node add|del` did (text: nothing). JSON: `op` ("add" or
+/// "del"), `nid`, `mac` and `ifname` (null for "del").
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeReport {
+    pub op: NodeChange,
+    pub nid: u32,
+    pub mac: Option<String>,
+    pub ifname: Option<String>,
+}
+
+impl Report for NodeReport {
+    fn write_text(&self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A message the receiver saw aborted by its sender (`--expect-abort`; a
+/// progress line in text mode). JSON: `seq`, `nid` (the sender).
+#[derive(Clone, Debug, Serialize)]
+pub struct Aborted {
+    pub seq: u32,
+    pub nid: u32,
+}
+
+impl Report for Aborted {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "rmpp recv: message {} from NID {} aborted by its sender",
+            self.seq, self.nid
+        )
+    }
+}
+
+/// What `rmpp recv` prints at the end. JSON: `nid` (the receiver's),
+/// `messages`, `bytes`, `senders`, `time_s`, `verified` (true: in order,
+/// exactly once, every byte), `aborted` (the messages aborted by their
+/// senders: `seq`, `nid`).
+#[derive(Clone, Debug, Serialize)]
+pub struct RecvReport {
+    pub nid: u32,
+    pub messages: u64,
+    pub bytes: u64,
+    pub senders: usize,
+    pub time_s: f64,
+    pub verified: bool,
+    pub aborted: Vec<Aborted>,
+}
+
+impl Report for RecvReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "rmpp recv: {} messages, {} bytes from {} senders in {:.3} s, verified (in order, exactly once)",
+            self.messages, self.bytes, self.senders, self.time_s
+        )
+    }
+}
+
+/// What `rmpp send` prints. JSON: `to`, `messages`, `bytes`, `time_s`,
+/// `rate_mb_s`, `acknowledged` (true: the receiver acknowledged every one).
+#[derive(Clone, Debug, Serialize)]
+pub struct SendReport {
+    pub to: u32,
+    pub messages: u64,
+    pub bytes: u64,
+    pub time_s: f64,
+    pub rate_mb_s: f64,
+    pub acknowledged: bool,
+}
+
+impl Report for SendReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "rmpp send: {} messages, {} bytes to NID {} in {:.3} s ({:.1} MB/s), all acknowledged",
+            self.messages, self.bytes, self.to, self.time_s, self.rate_mb_s
+        )
+    }
+}
+
+/// What `rmpp bw` prints. JSON: `to`, `count`, `size`, `bytes`, `time_s`,
+/// `rate_mb_s`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BwReport {
+    pub to: u32,
+    pub count: u64,
+    pub size: usize,
+    pub bytes: u64,
+    pub time_s: f64,
+    pub rate_mb_s: f64,
+}
+
+impl Report for BwReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "rmpp bw: {} x {} bytes in {:.3} s: {:.1} MB/s",
+            self.count, self.size, self.time_s, self.rate_mb_s
+        )
+    }
+}
+
+/// Round-trip times of `rmpp pingpong`, in microseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct RttMedian {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+/// What `rmpp pingpong` prints. JSON: `side`, `round_trips` (the server:
+/// messages echoed), `size`, `verified` (true), `rtt_us` (the client's
+/// `min`, `median`, `max`; null on the server and without round trips).
+#[derive(Clone, Debug, Serialize)]
+pub struct PingpongReport {
+    pub side: Side,
+    pub round_trips: u64,
+    pub size: usize,
+    pub verified: bool,
+    pub rtt_us: Option<RttMedian>,
+}
+
+impl PingpongReport {
+    /// The report of `side` after round trips that took `rtts`.
+    fn new(side: Side, size: usize, rtts: &mut [Duration]) -> Self {
+        rtts.sort();
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        let rtt_us = match (side, rtts.first(), rtts.last()) {
+            (Side::Client, Some(&min), Some(&max)) => Some(RttMedian {
+                min: us(min),
+                median: us(rtts[rtts.len() / 2]),
+                max: us(max),
+            }),
+            _ => None,
+        };
+        Self {
+            side,
+            round_trips: rtts.len() as u64,
+            size,
+            verified: true,
+            rtt_us,
+        }
+    }
+}
+
+impl Report for PingpongReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        match (&self.side, &self.rtt_us) {
+            (Side::Client, Some(r)) => writeln!(
+                out,
+                "rmpp pingpong: {} round trips of {} bytes, verified; rtt min {:.1} us, median {:.1} us, max {:.1} us",
+                self.round_trips, self.size, r.min, r.median, r.max
+            ),
+            (Side::Client, None) => writeln!(
+                out,
+                "rmpp pingpong: {} round trips of {} bytes",
+                self.round_trips, self.size
+            ),
+            (Side::Server, _) => writeln!(
+                out,
+                "rmpp pingpong: echoed {} messages of {} bytes",
+                self.round_trips, self.size
+            ),
+        }
     }
 }
 
@@ -382,6 +599,7 @@ impl Order {
 #[expect(clippy::too_many_arguments)]
 fn recv(
     ctx: &Context,
+    out: &Output,
     o: &EpOpts,
     count: u64,
     sizes: Option<&[usize]>,
@@ -408,15 +626,12 @@ fn recv(
     for i in 0..window {
         post(&mr, i)?;
     }
-    {
-        use std::io::Write as _;
-        println!(
-            "rmpp recv: ready (NID {}, {} receives posted)",
-            o.nid, window
-        );
-        let _ = std::io::stdout().flush();
-    }
+    out.notice(&format!(
+        "rmpp recv: ready (NID {}, {} receives posted)",
+        o.nid, window
+    ));
     let mut order = Order::default();
+    let mut aborts = Vec::new();
     let (mut got, mut bytes, mut aborted) = (0u64, 0u64, !expect_abort);
     let start = Instant::now();
     while got < count || !aborted {
@@ -430,10 +645,12 @@ fn recv(
         let i = wc.wr_id() as usize;
         if !wc.is_success() {
             if !aborted && wc.0.status == abi::SRNIC_WC_REM_ABORT_ERR {
-                println!(
-                    "rmpp recv: message {} from NID {} aborted by its sender",
-                    wc.0.tag as u32, wc.0.src_nid
-                );
+                let a = Aborted {
+                    seq: wc.0.tag as u32,
+                    nid: wc.0.src_nid,
+                };
+                out.progress(&a)?;
+                aborts.push(a);
                 aborted = true;
                 post(&mr, i)?;
                 continue;
@@ -448,18 +665,29 @@ fn recv(
         bytes += u64::from(wc.byte_len());
         post(&mr, i)?;
     }
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "rmpp recv: {got} messages, {bytes} bytes from {} senders in {secs:.3} s, verified (in order, exactly once)",
-        order.next.len()
-    );
+    out.emit(&RecvReport {
+        nid: o.nid,
+        messages: got,
+        bytes,
+        senders: order.next.len(),
+        time_s: start.elapsed().as_secs_f64(),
+        verified: true,
+        aborted: aborts,
+    })?;
     if linger > 0 {
         std::thread::sleep(Duration::from_secs(linger));
     }
     Ok(())
 }
 
-/// Sends `count` messages with up to `window` in flight; returns the seconds taken.
+/// What a run of sends did.
+struct Sent {
+    messages: u64,
+    bytes: u64,
+    secs: f64,
+}
+
+/// Sends `count` messages with up to `window` in flight, each acknowledged.
 fn send(
     ctx: &Context,
     o: &EpOpts,
@@ -467,8 +695,7 @@ fn send(
     count: u64,
     sizes: &[usize],
     window: usize,
-    quiet: bool,
-) -> CmdResult<f64> {
+) -> CmdResult<Sent> {
     let window = window.clamp(1, 1024);
     let e = open_ep(ctx, o, window as u32, 16)?;
     let mut bufs: Vec<Option<(u32, Vec<u8>)>> = (0..window).map(|_| None).collect();
@@ -510,18 +737,16 @@ fn send(
         done += 1;
         bytes += data.len() as u64;
     }
-    let secs = start.elapsed().as_secs_f64();
-    if !quiet {
-        println!(
-            "rmpp send: {done} messages, {bytes} bytes to NID {to} in {secs:.3} s ({:.1} MB/s), all acknowledged",
-            bytes as f64 / secs.max(1e-9) / 1e6
-        );
-    }
-    Ok(secs)
+    Ok(Sent {
+        messages: done,
+        bytes,
+        secs: start.elapsed().as_secs_f64(),
+    })
 }
 
 fn pingpong(
     ctx: &Context,
+    out: &Output,
     o: &EpOpts,
     peer: u32,
     server: bool,
@@ -537,9 +762,7 @@ fn pingpong(
     if server {
         // The endpoint exists: a client's first message is held for it (or
         // retried by the client) from now on.
-        use std::io::Write as _;
-        println!("rmpp pingpong: ready (NID {})", o.nid);
-        let _ = std::io::stdout().flush();
+        out.notice(&format!("rmpp pingpong: ready (NID {})", o.nid));
     }
     let mut rtts = Vec::new();
     for seq in 0..count {
@@ -577,24 +800,128 @@ fn pingpong(
         }
         rtts.push(t0.elapsed());
     }
-    if !server && !rtts.is_empty() {
-        rtts.sort();
-        let us = |d: Duration| d.as_secs_f64() * 1e6;
-        println!(
-            "rmpp pingpong: {count} round trips of {size} bytes, verified; rtt min {:.1} us, median {:.1} us, max {:.1} us",
-            us(rtts[0]),
-            us(rtts[rtts.len() / 2]),
-            us(rtts[rtts.len() - 1])
-        );
-    } else {
-        println!("rmpp pingpong: echoed {count} messages of {size} bytes");
-    }
-    Ok(())
+    let side = if server { Side::Server } else { Side::Client };
+    out.emit(&PingpongReport::new(side, size, &mut rtts))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{json, render, Format};
+    use serde_json::json as j;
+
+    #[test]
+    fn node_reports() {
+        let add = NodeReport {
+            op: NodeChange::Add,
+            nid: 3,
+            mac: Some(mac_string([0x52, 0x54, 0, 0xab, 0, 1])),
+            ifname: Some("eth0".into()),
+        };
+        assert_eq!(render(Format::Text, &add), "");
+        assert_eq!(
+            json(&add),
+            j!({"op": "add", "nid": 3, "mac": "52:54:00:ab:00:01", "ifname": "eth0"})
+        );
+        let del = NodeReport {
+            op: NodeChange::Del,
+            nid: 3,
+            mac: None,
+            ifname: None,
+        };
+        assert_eq!(
+            json(&del),
+            j!({"op": "del", "nid": 3, "mac": null, "ifname": null})
+        );
+    }
+
+    #[test]
+    fn transfer_reports() {
+        let r = RecvReport {
+            nid: 1,
+            messages: 100,
+            bytes: 65536,
+            senders: 2,
+            time_s: 1.25,
+            verified: true,
+            aborted: vec![Aborted { seq: 0, nid: 4 }],
+        };
+        assert_eq!(
+            render(Format::Text, &r),
+            "rmpp recv: 100 messages, 65536 bytes from 2 senders in 1.250 s, verified (in order, exactly once)\n"
+        );
+        let v = json(&r);
+        assert_eq!(v["nid"], 1);
+        assert_eq!(v["messages"], 100);
+        assert_eq!(v["bytes"], 65536);
+        assert_eq!(v["senders"], 2);
+        assert_eq!(v["time_s"], 1.25);
+        assert_eq!(v["verified"], true);
+        assert_eq!(v["aborted"], j!([{"seq": 0, "nid": 4}]));
+        assert_eq!(
+            render(Format::Text, &r.aborted[0]),
+            "rmpp recv: message 0 from NID 4 aborted by its sender\n"
+        );
+
+        let s = SendReport {
+            to: 2,
+            messages: 10,
+            bytes: 2_000_000,
+            time_s: 2.0,
+            rate_mb_s: mb_per_s(2e6, 2.0),
+            acknowledged: true,
+        };
+        assert_eq!(
+            render(Format::Text, &s),
+            "rmpp send: 10 messages, 2000000 bytes to NID 2 in 2.000 s (1.0 MB/s), all acknowledged\n"
+        );
+        assert_eq!(
+            json(&s),
+            j!({"to": 2, "messages": 10, "bytes": 2000000, "time_s": 2.0, "rate_mb_s": 1.0, "acknowledged": true})
+        );
+
+        let b = BwReport {
+            to: 2,
+            count: 4,
+            size: 1 << 20,
+            bytes: 4 << 20,
+            time_s: 0.5,
+            rate_mb_s: mb_per_s((4 << 20) as f64, 0.5),
+        };
+        assert_eq!(
+            render(Format::Text, &b),
+            "rmpp bw: 4 x 1048576 bytes in 0.500 s: 8.4 MB/s\n"
+        );
+        let v = json(&b);
+        assert_eq!(
+            (v["count"].as_u64(), v["size"].as_u64()),
+            (Some(4), Some(1 << 20))
+        );
+        assert_eq!(v["bytes"], 4u64 << 20);
+        assert_eq!(v["rate_mb_s"], 8.388608);
+    }
+
+    #[test]
+    fn pingpong_reports() {
+        let mut rtts = [30, 10, 20].map(Duration::from_micros);
+        let c = PingpongReport::new(Side::Client, 64, &mut rtts);
+        assert_eq!(
+            render(Format::Text, &c),
+            "rmpp pingpong: 3 round trips of 64 bytes, verified; rtt min 10.0 us, median 20.0 us, max 30.0 us\n"
+        );
+        assert_eq!(
+            json(&c),
+            j!({"side": "client", "round_trips": 3, "size": 64, "verified": true,
+                "rtt_us": {"min": 10.0, "median": 20.0, "max": 30.0}})
+        );
+        let srv = PingpongReport::new(Side::Server, 64, &mut rtts);
+        assert_eq!(
+            render(Format::Text, &srv),
+            "rmpp pingpong: echoed 3 messages of 64 bytes\n"
+        );
+        assert!(json(&srv)["rtt_us"].is_null());
+        assert_eq!(json(&srv)["side"], "server");
+    }
 
     /// A progress counter that is not a counter of the ABI would read as no
     /// progress at all: every wait would fail after `--timeout` however many

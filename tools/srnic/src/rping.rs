@@ -20,10 +20,16 @@
 //! connection closes at an iteration boundary. With `-V` the server also checks
 //! the data it read against the pattern rping's client writes.
 
-use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::output::{Output, Report};
+use crate::session::{mpa_names, wait_request, NetOpts, Session, Side};
 use crate::util::{CmdResult, Fail};
-use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MrBuffer, RecvWr, RemoteAddr, SendWr};
-use std::time::Instant;
+use serde::Serialize;
+use srnic::{
+    AccessFlags, ConnParams, Context, MemoryRegion, MpaFlags, MrBuffer, RecvWr, RemoteAddr, SendWr,
+};
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
 /// rping's default port.
 pub const DEFAULT_PORT: u16 = 7174;
@@ -212,30 +218,101 @@ fn check_size(size: u32) -> CmdResult<usize> {
     Ok(size as usize)
 }
 
-fn summary(side: &str, n: u32, size: u32, t0: Instant, mpa: &srnic::MpaFlags) -> String {
-    format!(
-        "rping: {side} pings={n} size={size} time={:.3} s mpa={}",
-        t0.elapsed().as_secs_f64(),
-        mpa
-    )
+/// One ping's data, printed with `-v` (a progress line in text mode, as
+/// rping prints it; JSON: a string of the report's `data`).
+#[derive(Clone, Debug)]
+pub struct PingData {
+    pub side: Side,
+    pub data: String,
 }
 
-/// The client: pings the rping server at `host`.
-pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: RpingOpts) -> CmdResult {
+impl Serialize for PingData {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.data)
+    }
+}
+
+impl Report for PingData {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        match self.side {
+            Side::Client => writeln!(out, "ping data: {}", self.data),
+            Side::Server => writeln!(out, "server ping data: {}", self.data),
+        }
+    }
+}
+
+/// What each side prints at the end. JSON: `side`, `pings` (iterations
+/// done), `size`, `time_s`, `mpa` (the negotiated MPA options' names),
+/// `data` (with `-v`: each ping's data; else empty).
+#[derive(Clone, Debug, Serialize)]
+pub struct RpingReport {
+    pub side: Side,
+    pub pings: u32,
+    pub size: u32,
+    pub time_s: f64,
+    #[serde(serialize_with = "mpa_names")]
+    pub mpa: MpaFlags,
+    pub data: Vec<PingData>,
+}
+
+impl RpingReport {
+    fn new(side: Side, pings: u32, size: u32, elapsed: Duration, mpa: MpaFlags) -> Self {
+        Self {
+            side,
+            pings,
+            size,
+            time_s: elapsed.as_secs_f64(),
+            mpa,
+            data: Vec::new(),
+        }
+    }
+
+    /// Prints (text) or keeps (JSON) one ping's data.
+    fn data(&mut self, out: &Output, data: String) -> CmdResult {
+        let d = PingData {
+            side: self.side,
+            data,
+        };
+        out.progress(&d)?;
+        if out.format() == crate::output::Format::Json {
+            self.data.push(d);
+        }
+        Ok(())
+    }
+}
+
+impl Report for RpingReport {
+    /// The closing line (the `-v` lines came before it).
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "rping: {} pings={} size={} time={:.3} s mpa={}",
+            self.side, self.pings, self.size, self.time_s, self.mpa
+        )
+    }
+}
+
+/// The client: pings the rping server at `host` (each of its addresses in
+/// turn until one connects).
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: RpingOpts, out: &Output) -> CmdResult {
     let size = check_size(o.size)?;
-    let addr = resolve(host, opts.port)?;
-    let mut s = Session::new(ctx, 1, 16, opts.timeout)?;
-    let mut bufs = Bufs::new(&s)?;
-    let mut start = rdma_mr(&s, size)?;
-    let mut sink = rdma_mr(&s, size)?;
-    bufs.post_recv(&s)?;
-    s.qp.start_connect(addr, &rping_params(opts))?;
-    let info = s.qp.wait_established(Some(opts.timeout))?;
+    let (addr, (mut s, mut bufs, mut start, mut sink, info)) =
+        connect_host(host, opts.port, |addr| {
+            let s = Session::new(ctx, 1, 16, opts.timeout)?;
+            let bufs = Bufs::new(&s)?;
+            let start = rdma_mr(&s, size)?;
+            let sink = rdma_mr(&s, size)?;
+            bufs.post_recv(&s)?;
+            s.qp.start_connect(addr, &rping_params(opts))?;
+            let info = s.qp.wait_established(Some(opts.timeout))?;
+            Ok((s, bufs, start, sink, info))
+        })?;
     eprintln!(
         "srnic: rping connected to {addr}: ird={} ord={} mpa={}",
         info.ird, info.ord, info.mpa_flags
     );
     let t0 = Instant::now();
+    let mut report = RpingReport::new(Side::Client, 0, o.size, Duration::ZERO, info.mpa_flags);
     let mut ping = 0u32;
     while o.count == 0 || ping < o.count {
         fill_ping(start.as_mut_slice(), ping);
@@ -256,17 +333,18 @@ pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: RpingOpts) -> CmdRes
             )));
         }
         if o.verbose {
-            println!("ping data: {}", printable(sink.as_slice()));
+            report.data(out, printable(sink.as_slice()))?;
         }
         ping = ping.wrapping_add(1);
     }
     s.close(true)?;
-    println!("{}", summary("client", ping, o.size, t0, &info.mpa_flags));
-    Ok(())
+    report.pings = ping;
+    report.time_s = t0.elapsed().as_secs_f64();
+    out.emit(&report)
 }
 
 /// The server: serves one rping client, until it disconnects.
-pub fn server(ctx: &Context, opts: &NetOpts, o: RpingOpts) -> CmdResult {
+pub fn server(ctx: &Context, opts: &NetOpts, o: RpingOpts, out: &Output) -> CmdResult {
     let size = check_size(o.size)?;
     let (_l, req) = wait_request(ctx, opts)?;
     eprintln!(
@@ -288,6 +366,7 @@ pub fn server(ctx: &Context, opts: &NetOpts, o: RpingOpts) -> CmdResult {
         info.ird, info.ord, info.mpa_flags
     );
     let t0 = Instant::now();
+    let mut report = RpingReport::new(Side::Server, 0, o.size, Duration::ZERO, info.mpa_flags);
     let mut ping = 0u32;
     while o.count == 0 || ping < o.count {
         // The client's source buffer; a close here is the normal end.
@@ -320,7 +399,7 @@ pub fn server(ctx: &Context, opts: &NetOpts, o: RpingOpts) -> CmdResult {
             verify_ping(&buf.as_slice()[..len], ping).map_err(Fail::Mismatch)?;
         }
         if o.verbose {
-            println!("server ping data: {}", printable(&buf.as_slice()[..len]));
+            report.data(out, printable(&buf.as_slice()[..len]))?;
         }
         bufs.send(&mut s, [0u8; INFO_LEN])?;
         // The client's sink buffer.
@@ -333,13 +412,15 @@ pub fn server(ctx: &Context, opts: &NetOpts, o: RpingOpts) -> CmdResult {
         ping = ping.wrapping_add(1);
     }
     s.close(false)?;
-    println!("{}", summary("server", ping, o.size, t0, &info.mpa_flags));
-    Ok(())
+    report.pings = ping;
+    report.time_s = t0.elapsed().as_secs_f64();
+    out.emit(&report)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{json, render, Format};
 
     #[test]
     fn info_is_big_endian() {
@@ -402,6 +483,35 @@ mod tests {
         b[20] ^= 1;
         assert!(verify_ping(&b, 7).unwrap_err().contains("offset 20"));
         assert!(verify_ping(&b, 8).is_err());
+    }
+
+    #[test]
+    fn report_text_and_json() {
+        let mpa = MpaFlags::CRC | MpaFlags::CRC_TX | MpaFlags::CRC_RX;
+        let mut r = RpingReport::new(Side::Client, 20, 64, Duration::from_millis(1500), mpa);
+        assert_eq!(
+            render(Format::Text, &r),
+            "rping: client pings=20 size=64 time=1.500 s mpa=crc,crc-tx,crc-rx\n"
+        );
+        let v = json(&r);
+        assert_eq!(v["side"], "client");
+        assert_eq!(v["pings"], 20);
+        assert_eq!(v["size"], 64);
+        assert_eq!(v["time_s"], 1.5);
+        assert_eq!(v["mpa"], serde_json::json!(["crc", "crc-tx", "crc-rx"]));
+        assert_eq!(v["data"], serde_json::json!([]));
+        // -v: in JSON the data is kept in the report, not printed.
+        r.data(&Output::new(Format::Json), "rdma-ping-0: ABC".into())
+            .unwrap();
+        assert_eq!(json(&r)["data"], serde_json::json!(["rdma-ping-0: ABC"]));
+        let d = PingData {
+            side: Side::Server,
+            data: "x".into(),
+        };
+        assert_eq!(render(Format::Text, &d), "server ping data: x\n");
+        let none = RpingReport::new(Side::Server, 0, 26, Duration::ZERO, MpaFlags::default());
+        assert!(render(Format::Text, &none).ends_with("mpa=none\n"));
+        assert_eq!(json(&none)["mpa"], serde_json::json!([]));
     }
 
     #[test]

@@ -2,13 +2,16 @@
 //! A connected queue pair for the CLI's tests: set-up on both sides, waiting
 //! for a particular work request's completion, and an orderly close.
 
+use crate::dial::resolve_v4;
 use crate::util::{CmdResult, Fail};
+use serde::Serialize;
 use srnic::{
-    CompletionQueue, ConnParams, ConnectRequest, Context, Listener, ProtectionDomain, QpCap,
-    QpInitAttr, QueuePair, WcStatus, WorkCompletion,
+    CompletionQueue, ConnParams, ConnectRequest, Context, Listener, MpaFlags, ProtectionDomain,
+    QpCap, QpInitAttr, QueuePair, WcStatus, WorkCompletion,
 };
 use std::collections::VecDeque;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::fmt;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Options every connected command shares.
@@ -41,26 +44,32 @@ impl NetOpts {
     }
 }
 
-/// Resolves `host` (an address or a name) with `port`. Of a name's
-/// addresses, the first IPv4 one: the module speaks IPv4 only, and a name
-/// like `localhost` may list `::1` first. A name with IPv6 addresses only
-/// gives its first (the module then refuses it with EAFNOSUPPORT).
-pub fn resolve(host: &str, port: u16) -> CmdResult<SocketAddr> {
-    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
-        return Ok(SocketAddr::new(ip, port));
-    }
-    let all: Vec<SocketAddr> = (host, port)
-        .to_socket_addrs()
-        .map_err(|e| Fail::Error(format!("cannot resolve {host}: {e}")))?
-        .collect();
-    all.iter()
-        .find(|a| a.is_ipv4())
-        .or_else(|| all.first())
-        .copied()
-        .ok_or_else(|| Fail::Error(format!("{host} has no address")))
+/// Which side of a connection a report is from (JSON: `"client"` or
+/// `"server"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Client,
+    Server,
 }
 
-/// Listens at `opts.bind` (every IPv4 address by default) and `opts.port`,
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        })
+    }
+}
+
+/// Serializes negotiated MPA options as the list of their names (`["crc",
+/// "crc-tx", "crc-rx"]`, `[]` for none): `#[serde(serialize_with = "mpa_names")]`.
+pub fn mpa_names<S: serde::Serializer>(m: &MpaFlags, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(m.names())
+}
+
+/// Listens at `opts.bind` (every IPv4 address by default; a name: its first
+/// IPv4 address) and `opts.port`,
 /// and waits for one request.
 pub fn wait_request(ctx: &Context, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
     let l = listen(ctx, opts)?;
@@ -71,7 +80,7 @@ pub fn wait_request(ctx: &Context, opts: &NetOpts) -> CmdResult<(Listener, Conne
 /// Listens on the server address of `opts`.
 pub fn listen(ctx: &Context, opts: &NetOpts) -> CmdResult<Listener> {
     let addr = match &opts.bind {
-        Some(host) => resolve(host, opts.port)?,
+        Some(host) => resolve_v4(host, opts.port)?,
         None => SocketAddr::from(([0, 0, 0, 0], opts.port)),
     };
     let l = Listener::new(ctx, addr, 8, &opts.params(ctx, Vec::new()))?;

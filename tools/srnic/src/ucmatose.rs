@@ -12,10 +12,14 @@
 //! with the pattern of the message's number and checks that every message it
 //! receives is exactly `size` bytes.
 
-use crate::session::{resolve, wait_request, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::output::{Output, Report};
+use crate::session::{mpa_names, wait_request, NetOpts, Session, Side};
 use crate::util::{fill_pattern, CmdResult, Fail};
-use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MrBuffer, RecvWr, SendWr};
-use std::time::Instant;
+use serde::Serialize;
+use srnic::{AccessFlags, ConnParams, Context, MemoryRegion, MpaFlags, MrBuffer, RecvWr, SendWr};
+use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
 /// ucmatose's default port.
 pub const DEFAULT_PORT: u16 = 7471;
@@ -106,22 +110,52 @@ fn send_all(s: &mut Session, b: &mut Bufs, o: UcmaOpts) -> CmdResult {
     Ok(())
 }
 
-fn report(side: &str, o: UcmaOpts, t0: Instant, mpa: srnic::MpaFlags) -> String {
-    format!(
-        "ucmatose: {side} sent={} received={} size={} time={:.3} s mpa={mpa}",
-        o.count,
-        o.count,
-        o.size,
-        t0.elapsed().as_secs_f64()
-    )
+/// What each side prints at the end. JSON: `side`, `sent`, `received`
+/// (messages), `size` (bytes each), `time_s`, `mpa` (the negotiated MPA
+/// options' names).
+#[derive(Clone, Debug, Serialize)]
+pub struct UcmaReport {
+    pub side: Side,
+    pub sent: u32,
+    pub received: u32,
+    pub size: u32,
+    pub time_s: f64,
+    #[serde(serialize_with = "mpa_names")]
+    pub mpa: MpaFlags,
 }
 
-/// The client: connects to `host`, receives, replies, waits for the disconnect.
-pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
-    let addr = resolve(host, opts.port)?;
-    let (mut s, mut b) = setup(ctx, opts, o)?;
-    s.qp.start_connect(addr, &params(opts))?;
-    let info = s.qp.wait_established(Some(opts.timeout))?;
+impl UcmaReport {
+    fn new(side: Side, o: UcmaOpts, elapsed: Duration, mpa: MpaFlags) -> Self {
+        Self {
+            side,
+            sent: o.count,
+            received: o.count,
+            size: o.size,
+            time_s: elapsed.as_secs_f64(),
+            mpa,
+        }
+    }
+}
+
+impl Report for UcmaReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "ucmatose: {} sent={} received={} size={} time={:.3} s mpa={}",
+            self.side, self.sent, self.received, self.size, self.time_s, self.mpa
+        )
+    }
+}
+
+/// The client: connects to `host` (each of its addresses in turn until one
+/// connects), receives, replies, waits for the disconnect.
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: UcmaOpts, out: &Output) -> CmdResult {
+    let (addr, (mut s, mut b, info)) = connect_host(host, opts.port, |addr| {
+        let (s, b) = setup(ctx, opts, o)?;
+        s.qp.start_connect(addr, &params(opts))?;
+        let info = s.qp.wait_established(Some(opts.timeout))?;
+        Ok((s, b, info))
+    })?;
     eprintln!(
         "srnic: ucmatose connected to {addr}: ird={} ord={} mpa={}",
         info.ird, info.ord, info.mpa_flags
@@ -131,12 +165,16 @@ pub fn client(ctx: &Context, host: &str, opts: &NetOpts, o: UcmaOpts) -> CmdResu
     send_all(&mut s, &mut b, o)?;
     // The server disconnects once it has our replies.
     s.close(false)?;
-    println!("{}", report("client", o, t0, info.mpa_flags));
-    Ok(())
+    out.emit(&UcmaReport::new(
+        Side::Client,
+        o,
+        t0.elapsed(),
+        info.mpa_flags,
+    ))
 }
 
 /// The server: serves one client: sends, receives the replies, disconnects.
-pub fn server(ctx: &Context, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
+pub fn server(ctx: &Context, opts: &NetOpts, o: UcmaOpts, out: &Output) -> CmdResult {
     let (_l, req) = wait_request(ctx, opts)?;
     eprintln!(
         "srnic: ucmatose request from {}: ird={} ord={} mpa={} private_data={} bytes",
@@ -157,6 +195,36 @@ pub fn server(ctx: &Context, opts: &NetOpts, o: UcmaOpts) -> CmdResult {
     send_all(&mut s, &mut b, o)?;
     receive_all(&mut s, o)?;
     s.close(true)?;
-    println!("{}", report("server", o, t0, info.mpa_flags));
-    Ok(())
+    out.emit(&UcmaReport::new(
+        Side::Server,
+        o,
+        t0.elapsed(),
+        info.mpa_flags,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::{json, render, Format};
+
+    #[test]
+    fn report_text_and_json() {
+        let o = UcmaOpts {
+            count: 10,
+            size: 100,
+        };
+        let r = UcmaReport::new(Side::Server, o, Duration::from_millis(250), MpaFlags::CRC);
+        assert_eq!(
+            render(Format::Text, &r),
+            "ucmatose: server sent=10 received=10 size=100 time=0.250 s mpa=crc\n"
+        );
+        let v = json(&r);
+        assert_eq!(v["side"], "server");
+        assert_eq!(v["sent"], 10);
+        assert_eq!(v["received"], 10);
+        assert_eq!(v["size"], 100);
+        assert_eq!(v["time_s"], 0.25);
+        assert_eq!(v["mpa"], serde_json::json!(["crc"]));
+    }
 }

@@ -18,11 +18,15 @@
 //! Both sides print one line with bytes, time and MB/s and exit 0 only if
 //! every iteration verified (3 on a mismatch, 1 on any other failure).
 
-use crate::session::{listen, next_request, resolve, NetOpts, Session};
+use crate::dial::connect_host;
+use crate::output::{mb_per_s, Output, Report};
+use crate::session::{listen, next_request, NetOpts, Session, Side};
 use crate::util::{fill_pattern, fill_poison, verify_pattern, CmdResult, Fail};
+use serde::Serialize;
 use srnic::{
     AccessFlags, ConnectRequest, Context, MemoryRegion, MrBuffer, RecvWr, RemoteMr, SendWr,
 };
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 const MAGIC: u32 = u32::from_le_bytes(*b"SRXF");
@@ -94,6 +98,13 @@ impl Op {
     /// Carries the Solicited Event flag.
     fn solicited(self) -> bool {
         matches!(self, Op::SendSe | Op::SendSeInv)
+    }
+}
+
+/// JSON: the name `--op` takes (`"send-se-inv"`).
+impl Serialize for Op {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -250,22 +261,57 @@ impl Ctl {
     }
 }
 
-/// The result line.
-pub fn report(p: &XferParams, side: &str, elapsed: Duration) -> String {
-    let bytes = p.size.saturating_mul(p.iters);
-    let secs = elapsed.as_secs_f64();
-    let mbs = if secs > 0.0 {
-        bytes as f64 / secs / 1e6
-    } else {
-        0.0
-    };
-    format!(
-        "xfer: {side} op={} size={} sge={} iters={} bytes={bytes} time={secs:.6} s rate={mbs:.2} MB/s verified",
-        p.op.name(),
-        p.size,
-        p.sge,
-        p.iters
-    )
+/// What each side prints after a client's transfers, all verified. JSON:
+/// `side`, `op` (as `--op` names it), `size`, `sge`, `iters`, `bytes` (size
+/// times iters), `time_s`, `rate_mb_s` (10^6 bytes per second), `verified`
+/// (true).
+#[derive(Clone, Debug, Serialize)]
+pub struct XferReport {
+    pub side: Side,
+    pub op: Op,
+    pub size: u64,
+    pub sge: u32,
+    pub iters: u64,
+    pub bytes: u64,
+    pub time_s: f64,
+    pub rate_mb_s: f64,
+    pub verified: bool,
+}
+
+impl XferReport {
+    /// The report of `p`'s transfers, verified, that took `elapsed`.
+    pub fn new(p: &XferParams, side: Side, elapsed: Duration) -> Self {
+        let bytes = p.size.saturating_mul(p.iters);
+        let time_s = elapsed.as_secs_f64();
+        Self {
+            side,
+            op: p.op,
+            size: p.size,
+            sge: p.sge,
+            iters: p.iters,
+            bytes,
+            time_s,
+            rate_mb_s: mb_per_s(bytes as f64, time_s),
+            verified: true,
+        }
+    }
+}
+
+impl Report for XferReport {
+    fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "xfer: {} op={} size={} sge={} iters={} bytes={} time={:.6} s rate={:.2} MB/s verified",
+            self.side,
+            self.op.name(),
+            self.size,
+            self.sge,
+            self.iters,
+            self.bytes,
+            self.time_s,
+            self.rate_mb_s
+        )
+    }
 }
 
 fn data_mr(s: &Session, size: usize, access: AccessFlags) -> CmdResult<MemoryRegion<'static>> {
@@ -277,17 +323,18 @@ fn data_mr(s: &Session, size: usize, access: AccessFlags) -> CmdResult<MemoryReg
 }
 
 /// The server side: serves `count` clients, one after the other, on one
-/// listener; fails on the first one that fails.
-pub fn server(ctx: &Context, opts: &NetOpts, count: u64) -> CmdResult {
+/// listener, and prints a report for each (JSON: one object per line); fails
+/// on the first one that fails.
+pub fn server(ctx: &Context, opts: &NetOpts, count: u64, out: &Output) -> CmdResult {
     let l = listen(ctx, opts)?;
     for _ in 0..count.max(1) {
-        serve_one(ctx, opts, next_request(&l, opts)?)?;
+        out.emit(&serve_one(ctx, opts, next_request(&l, opts)?)?)?;
     }
     Ok(())
 }
 
 /// Serves one client.
-fn serve_one(ctx: &Context, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
+fn serve_one(ctx: &Context, opts: &NetOpts, req: ConnectRequest) -> CmdResult<XferReport> {
     let p = XferParams::decode(req.private_data())
         .ok_or_else(|| Fail::Error("connection request is not from srnic xfer".into()))?;
     let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
@@ -414,23 +461,24 @@ fn serve_one(ctx: &Context, opts: &NetOpts, req: ConnectRequest) -> CmdResult {
     if let Some(e) = failure {
         return Err(Fail::Mismatch(e));
     }
-    println!("{}", report(&p, "server", elapsed));
-    Ok(())
+    Ok(XferReport::new(&p, Side::Server, elapsed))
 }
 
-/// The client side.
-pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: XferParams) -> CmdResult {
-    let addr = resolve(host, opts.port)?;
+/// The client side: tries each address of `host` in turn.
+pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: XferParams, out: &Output) -> CmdResult {
     let size = usize::try_from(p.size).map_err(|_| Fail::Error("size too large".into()))?;
-    let mut s = Session::new(ctx, p.sge.max(1), 8, opts.timeout)?;
-    let mut data =
-        s.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
-    let mut ctl = Ctl::new(&s)?;
-    for slot in 0..CTRL_SLOTS {
-        ctl.post_recv(&s, slot)?;
-    }
-    s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
-    let info = s.qp.wait_established(Some(opts.timeout))?;
+    let (addr, (mut s, mut data, mut ctl, info)) = connect_host(host, opts.port, |addr| {
+        let s = Session::new(ctx, p.sge.max(1), 8, opts.timeout)?;
+        let data =
+            s.pd.reg_buffer(MrBuffer::new(size.max(1))?, AccessFlags::LOCAL_WRITE)?;
+        let ctl = Ctl::new(&s)?;
+        for slot in 0..CTRL_SLOTS {
+            ctl.post_recv(&s, slot)?;
+        }
+        s.qp.start_connect(addr, &opts.params(ctx, p.encode()))?;
+        let info = s.qp.wait_established(Some(opts.timeout))?;
+        Ok((s, data, ctl, info))
+    })?;
     eprintln!("srnic: connected to {addr}, mpa={}", info.mpa_flags);
     let mut slot = 0;
     let mut next_slot = || {
@@ -514,13 +562,13 @@ pub fn client(ctx: &Context, host: &str, opts: &NetOpts, p: XferParams) -> CmdRe
     if let Some(e) = failure {
         return Err(Fail::Mismatch(e));
     }
-    println!("{}", report(&p, "client", elapsed));
-    Ok(())
+    out.emit(&XferReport::new(&p, Side::Client, elapsed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::{json, render, Format};
 
     #[test]
     fn params_round_trip() {
@@ -565,18 +613,42 @@ mod tests {
     }
 
     #[test]
-    fn report_line() {
+    fn report_text_and_json() {
         let p = XferParams {
             op: Op::Write,
             size: 1_000_000,
             sge: 2,
             iters: 10,
         };
+        let r = XferReport::new(&p, Side::Client, Duration::from_secs(2));
         assert_eq!(
-            report(&p, "client", Duration::from_secs(2)),
-            "xfer: client op=write size=1000000 sge=2 iters=10 bytes=10000000 time=2.000000 s rate=5.00 MB/s verified"
+            render(Format::Text, &r),
+            "xfer: client op=write size=1000000 sge=2 iters=10 bytes=10000000 time=2.000000 s rate=5.00 MB/s verified\n"
         );
+        let v = json(&r);
+        assert_eq!(v["side"], "client");
+        assert_eq!(v["op"], "write");
+        assert_eq!(v["size"], 1_000_000);
+        assert_eq!(v["sge"], 2);
+        assert_eq!(v["iters"], 10);
+        assert_eq!(v["bytes"], 10_000_000);
+        assert_eq!(v["time_s"], 2.0);
+        assert_eq!(v["rate_mb_s"], 5.0);
+        assert_eq!(v["verified"], true);
         let z = XferParams { size: 0, ..p };
-        assert!(report(&z, "server", Duration::ZERO).contains("bytes=0 "));
+        let r = XferReport::new(&z, Side::Server, Duration::ZERO);
+        assert!(render(Format::Text, &r).contains("bytes=0 "));
+        assert_eq!(json(&r)["rate_mb_s"], 0.0);
+        assert_eq!(json(&r)["side"], "server");
+    }
+
+    #[test]
+    fn op_names_are_the_options() {
+        use clap::ValueEnum;
+        for op in Op::value_variants() {
+            let name = op.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(op.name(), name);
+            assert_eq!(serde_json::to_value(op).unwrap(), name.as_str());
+        }
     }
 }
