@@ -66,6 +66,24 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -q --no-install-recommends --no-remove ${missing[@]}
 fi
 
+# The host's Rust toolchain pieces (cargo builds the tools and bindgen;
+# clippy and rustfmt run in make check): from rustup when the machine's Rust
+# comes from it, else Debian's packages.
+rust_piece() { # rust_piece CHECK-COMMAND RUSTUP-COMPONENT DEBIAN-PACKAGE
+	if $1 >/dev/null 2>&1; then
+		return 0
+	fi
+	if command -v rustup >/dev/null 2>&1 && [ -n "$2" ]; then
+		log "adding the rustup component $2"
+		rustup component add "$2"
+	else
+		log "installing the Debian package $3"
+		[ "$(id -u)" = 0 ] || die "need root to install $3 (or install it yourself)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --no-remove "$3"
+	fi
+}
+rust_piece "cargo --version" "" cargo
+
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
 	log "installing bindgen-cli $BINDGEN_VERSION into $SRNIC_CACHE"
 	mkdir -p "$SRNIC_CACHE"
@@ -73,6 +91,5 @@ if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
 		--root "$SRNIC_CACHE/bindgen-$BINDGEN_VERSION"
 fi
 
-# Host toolchain pieces used by `make check`.
-if ! cargo clippy --version >/dev/null 2>&1; then rustup component add clippy; fi
-if ! cargo fmt --version >/dev/null 2>&1; then rustup component add rustfmt; fi
+rust_piece "cargo clippy --version" clippy rust-clippy
+rust_piece "cargo fmt --version" rustfmt rustfmt
