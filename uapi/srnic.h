@@ -413,7 +413,9 @@ struct srnic_post_wr {
 
 /*
  * SRNIC_IOCTL_QUERY_STATS: device-wide counters since the module loaded.
- * Counters are only ever added at the end, before `reserved`.
+ * Counters are only ever added at the end: the structure grows by size
+ * (Documentation/srnic/uapi.rst, "Structures grow"); a program built with a
+ * smaller one gets the counters it knows.
  */
 struct srnic_stats {
 	__u32 size;
@@ -438,7 +440,19 @@ struct srnic_stats {
 	__u64 conn_requests;	/* connection requests not yet accepted or rejected */
 	__u64 sockets;		/* kernel TCP sockets (listeners, requests, connections) */
 	__u64 reserved[2];
+	/* Since the first version (160 bytes): the TERMINATEs by layer (RFC 5040
+	 * section 7.4: RDMAP, DDP, LLP, the latter MPA's CRC, marker and framing
+	 * errors), and work requests completed flushed (WR_FLUSH_ERR). */
+	__u64 terminates_sent_rdmap;
+	__u64 terminates_sent_ddp;
+	__u64 terminates_sent_llp;
+	__u64 terminates_received_rdmap;
+	__u64 terminates_received_ddp;
+	__u64 terminates_received_llp;
+	__u64 flushed_wrs;
 };
+/* The first version's size: the smallest srnic_stats a caller may pass. */
+#define SRNIC_STATS_SIZE_V1	160
 
 /*
  * SRNIC_IOCTL_QUERY_RES: the objects of one kind srnic holds, device-wide, as

@@ -3,9 +3,13 @@
 //!
 //! Every command is `_IOWR(SRNIC_IOCTL_MAGIC, nr, struct)`. The checks, in order:
 //! a foreign magic or unknown number is `ENOTTY`; a known number with another
-//! direction or size is `EINVAL`; an unreadable or unwritable argument is
-//! `EFAULT`; a `size` field other than the structure's size, or a non-zero
-//! reserved field, is `EINVAL`. Each command then goes to its verbs command
+//! direction, or a size below its structure's first version, is `EINVAL`; an
+//! unreadable or unwritable argument is `EFAULT`; a `size` field other than
+//! the size the number encodes is `EINVAL`; bytes a larger (newer) structure
+//! has beyond srnic's that are not zero are `E2BIG`; a non-zero reserved
+//! field is `EINVAL`. Structures grow by size, as `copy_struct_from_user` lets them: a
+//! smaller (older) structure's missing fields are zero, and the answer goes
+//! back in the caller's size. Each command then goes to its verbs command
 //! (`crate::verbs::commands`, shared with the kernel verbs API), which
 //! answers `EINVAL` for an unknown handle or flag and `EBUSY` for an object
 //! still in use; the RMPP commands, which only files have, are here.
@@ -14,7 +18,7 @@ use crate::{
     iwarp::params::PrivateData,
     rmpp::endpoint::{Ep, EpParams},
     rmpp::node::{self as nodes, Node},
-    sys::netdev::net_admin,
+    sys::{abi, netdev::net_admin},
     uapi::*,
     verbs::commands,
     verbs::resources,
@@ -25,16 +29,18 @@ use crate::{
     verbs::stats,
 };
 use kernel::{
-    ioctl::{_IOC_NR, _IOC_TYPE},
+    ioctl::{_IOC_DIR, _IOC_NR, _IOC_SIZE, _IOC_TYPE},
     prelude::*,
     types::{AsBytes, FromBytes},
     uaccess::UserSlice,
 };
 
 /// An ioctl argument structure.
-trait Arg: FromBytes + AsBytes {
+trait Arg: FromBytes + AsBytes + Default {
     /// The full command number (`_IOWR` with this structure's size).
     const CMD: u32;
+    /// The size of the structure's first version: the least a caller may pass.
+    const MIN_SIZE: usize = core::mem::size_of::<Self>();
     /// The caller's `size` field.
     fn size(&self) -> u32;
     /// Whether every reserved field is zero.
@@ -70,8 +76,12 @@ impl<const N: usize> IsZero for [u64; N] {
 /// Implements [`Arg`] for a structure, its command and its reserved fields.
 macro_rules! arg {
     ($t:ty, $cmd:expr, [$($r:ident),*]) => {
+        arg!($t, $cmd, [$($r),*], core::mem::size_of::<$t>());
+    };
+    ($t:ty, $cmd:expr, [$($r:ident),*], $min:expr) => {
         impl Arg for $t {
             const CMD: u32 = $cmd;
+            const MIN_SIZE: usize = $min;
             fn size(&self) -> u32 {
                 self.size
             }
@@ -94,7 +104,7 @@ arg!(SrnicConnect, SRNIC_IOCTL_CONNECT, [reserved]);
 arg!(SrnicAccept, SRNIC_IOCTL_ACCEPT, [reserved]);
 arg!(SrnicReject, SRNIC_IOCTL_REJECT, [reserved0, reserved]);
 arg!(SrnicDisconnect, SRNIC_IOCTL_DISCONNECT, [reserved0]);
-arg!(SrnicStats, SRNIC_IOCTL_QUERY_STATS, [reserved0, reserved]);
+arg!(SrnicStats, SRNIC_IOCTL_QUERY_STATS, [reserved0, reserved], SRNIC_STATS_SIZE_V1 as usize);
 arg!(SrnicQueryRes, SRNIC_IOCTL_QUERY_RES, [reserved0, reserved]);
 arg!(SrnicRmppNode, SRNIC_IOCTL_RMPP_SET_NODE, [reserved0, reserved1, reserved]);
 arg!(SrnicRmppCreateEp, SRNIC_IOCTL_RMPP_CREATE_EP, [reserved0, reserved]);
@@ -102,16 +112,36 @@ arg!(SrnicRmppSend, SRNIC_IOCTL_RMPP_SEND, [reserved]);
 arg!(SrnicRmppPostRecv, SRNIC_IOCTL_RMPP_POST_RECV, [reserved]);
 arg!(SrnicRmppStats, SRNIC_IOCTL_RMPP_QUERY_STATS, [reserved0, reserved]);
 
-/// Runs `f` on the validated argument of command `cmd` and copies it back.
+/// Bytes of a larger structure's tail read at a time.
+const TAIL_CHUNK: usize = 64;
+
+/// Runs `f` on the validated argument of command `cmd` and copies it back,
+/// in the caller's size (see the module's documentation).
 fn with_arg<T: Arg>(cmd: u32, arg: usize, f: impl FnOnce(&mut T) -> Result<isize>) -> Result<isize> {
-    if cmd != T::CMD {
-        // Right number, wrong direction or size.
+    let theirs = _IOC_SIZE(cmd);
+    if _IOC_DIR(cmd) != _IOC_DIR(T::CMD) || theirs < T::MIN_SIZE {
+        // Right number, wrong direction or a size no version had.
         return Err(EINVAL);
     }
-    let len = core::mem::size_of::<T>();
-    let (mut r, mut w) = UserSlice::new(arg, len).reader_writer();
-    let mut val: T = r.read()?;
-    if val.size() as usize != len || !val.reserved_zero() {
+    let len = theirs.min(core::mem::size_of::<T>());
+    let mut val = T::default();
+    let mut r = UserSlice::new(arg, theirs).reader();
+    r.read_slice(&mut abi::bytes_mut(&mut val)[..len])?;
+    if val.size() as usize != theirs {
+        return Err(EINVAL);
+    }
+    // A newer caller's fields srnic does not know must be unset.
+    let mut tail = [0u8; TAIL_CHUNK];
+    let mut left = theirs - len;
+    while left > 0 {
+        let n = left.min(TAIL_CHUNK);
+        r.read_slice(&mut tail[..n])?;
+        if tail[..n].iter().any(|&b| b != 0) {
+            return Err(E2BIG);
+        }
+        left -= n;
+    }
+    if !val.reserved_zero() {
         return Err(EINVAL);
     }
     // The result must be deliverable before anything is made: a command whose
@@ -120,9 +150,9 @@ fn with_arg<T: Arg>(cmd: u32, arg: usize, f: impl FnOnce(&mut T) -> Result<isize
     // back what was read changes nothing. (A caller that makes the memory
     // read-only while the command runs still loses the result, and the
     // object stays with its file.)
-    UserSlice::new(arg, len).writer().write(&val)?;
+    UserSlice::new(arg, len).writer().write_slice(&abi::bytes(&val)[..len])?;
     let ret = f(&mut val)?;
-    w.write(&val)?;
+    UserSlice::new(arg, len).writer().write_slice(&abi::bytes(&val)[..len])?;
     Ok(ret)
 }
 

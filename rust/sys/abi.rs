@@ -19,3 +19,18 @@ macro_rules! abi_bytes {
     };
 }
 crate::srnic_abi_structs!(abi_bytes);
+
+/// The bytes of an ABI structure (for copying a prefix of it to user memory).
+pub(crate) fn bytes<T: AsBytes>(v: &T) -> &[u8] {
+    // SAFETY: `AsBytes`: every byte of `T` is initialised; the slice covers
+    // exactly `*v` and borrows it.
+    unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), core::mem::size_of::<T>()) }
+}
+
+/// The bytes of an ABI structure, writable (for reading a prefix of it from
+/// user memory).
+pub(crate) fn bytes_mut<T: AsBytes + FromBytes>(v: &mut T) -> &mut [u8] {
+    // SAFETY: as `bytes`, and `FromBytes`: any bytes written make a valid `T`;
+    // the slice borrows `*v` exclusively.
+    unsafe { core::slice::from_raw_parts_mut((v as *mut T).cast::<u8>(), core::mem::size_of::<T>()) }
+}

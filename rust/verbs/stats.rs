@@ -24,6 +24,26 @@ pub(crate) static TERMINATES_SENT: AtomicU64 = AtomicU64::new(0);
 pub(crate) static TERMINATES_RECEIVED: AtomicU64 = AtomicU64::new(0);
 /// FPDUs received with a bad CRC.
 pub(crate) static CRC_ERRORS: AtomicU64 = AtomicU64::new(0);
+/// TERMINATEs sent, by layer (RDMAP, DDP, LLP: `layer` 0, 1, 2).
+pub(crate) static TERMINATES_SENT_BY_LAYER: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+/// TERMINATEs received, by layer.
+pub(crate) static TERMINATES_RECEIVED_BY_LAYER: [AtomicU64; 3] = [const { AtomicU64::new(0) }; 3];
+/// Work requests completed with `WR_FLUSH_ERR`.
+pub(crate) static FLUSHED_WRS: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a TERMINATE of `layer` sent (or `received`); the total too.
+pub(crate) fn count_terminate(layer: u8, received: bool) {
+    let (total, by) = if received {
+        (&TERMINATES_RECEIVED, &TERMINATES_RECEIVED_BY_LAYER)
+    } else {
+        (&TERMINATES_SENT, &TERMINATES_SENT_BY_LAYER)
+    };
+    total.fetch_add(1, Ordering::Relaxed);
+    // A layer no RFC defines (a peer's garbage) counts in the total only.
+    if let Some(c) = by.get(usize::from(layer)) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+}
 
 /// The kinds of object srnic holds, each with a gauge of how many live now.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +111,12 @@ pub(crate) fn fill(s: &mut SrnicStats) {
     s.terminates_sent = r(&TERMINATES_SENT);
     s.terminates_received = r(&TERMINATES_RECEIVED);
     s.crc_errors = r(&CRC_ERRORS);
+    let [rdmap, ddp, llp] = &TERMINATES_SENT_BY_LAYER;
+    (s.terminates_sent_rdmap, s.terminates_sent_ddp, s.terminates_sent_llp) = (r(rdmap), r(ddp), r(llp));
+    let [rdmap, ddp, llp] = &TERMINATES_RECEIVED_BY_LAYER;
+    (s.terminates_received_rdmap, s.terminates_received_ddp, s.terminates_received_llp) =
+        (r(rdmap), r(ddp), r(llp));
+    s.flushed_wrs = r(&FLUSHED_WRS);
 }
 
 /// Declares the RMPP counters once, in the order of `struct srnic_rmpp_stats`.

@@ -159,7 +159,11 @@ macro_rules! named_values {
         named_values!(@ SrnicQueryDevice limits LIMIT_NAMES "" [] $($rest)*);
     };
     ($r:ident, $c:ident, [$($f:ident),*]) => {};
-    // Collect the fields up to `reserved`.
+    // Collect every field but `reserved` (fields added after it, as a
+    // structure grows by size, count too).
+    (@ $r:ident $fn:ident $names:ident $p:literal [$($v:ident)*] reserved, $($rest:tt)*) => {
+        named_values!(@ $r $fn $names $p [$($v)*] $($rest)*);
+    };
     (@ $r:ident $fn:ident $names:ident $p:literal [$($v:ident)*] reserved) => {
         impl $r {
             #[doc = concat!("The names of [`", stringify!($r), "::", stringify!($fn), "`], in ABI order.")]
@@ -174,6 +178,9 @@ macro_rules! named_values {
     };
     (@ $r:ident $fn:ident $names:ident $p:literal [$($v:ident)*] $f:ident, $($rest:tt)*) => {
         named_values!(@ $r $fn $names $p [$($v)* $f] $($rest)*);
+    };
+    (@ $r:ident $fn:ident $names:ident $p:literal [$($v:ident)*] $f:ident) => {
+        named_values!(@ $r $fn $names $p [$($v)* $f] reserved);
     };
 }
 srnic_abi_structs!(named_values);

@@ -97,6 +97,7 @@ pub const SRNIC_SEND_SIGNALED: u32 = 1;
 pub const SRNIC_SEND_INLINE: u32 = 2;
 /// wait for earlier READs first
 pub const SRNIC_SEND_FENCE: u32 = 4;
+pub const SRNIC_STATS_SIZE_V1: u32 = 160;
 /// struct srnic_res_qp
 pub const SRNIC_RES_QP: u32 = 1;
 /// struct srnic_res_cq
@@ -396,7 +397,7 @@ pub struct srnic_post_wr {
     pub rkey: u32,
     pub reserved: u32,
 }
-#[doc = " SRNIC_IOCTL_QUERY_STATS: device-wide counters since the module loaded.\n Counters are only ever added at the end, before `reserved`."]
+#[doc = " SRNIC_IOCTL_QUERY_STATS: device-wide counters since the module loaded.\n Counters are only ever added at the end: the structure grows by size\n (Documentation/srnic/uapi.rst, \"Structures grow\"); a program built with a\n smaller one gets the counters it knows."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct srnic_stats {
@@ -431,6 +432,14 @@ pub struct srnic_stats {
     #[doc = " kernel TCP sockets (listeners, requests, connections)"]
     pub sockets: u64,
     pub reserved: [u64; 2usize],
+    #[doc = " Since the first version (160 bytes): the TERMINATEs by layer (RFC 5040\n section 7.4: RDMAP, DDP, LLP, the latter MPA's CRC, marker and framing\n errors), and work requests completed flushed (WR_FLUSH_ERR)."]
+    pub terminates_sent_rdmap: u64,
+    pub terminates_sent_ddp: u64,
+    pub terminates_sent_llp: u64,
+    pub terminates_received_rdmap: u64,
+    pub terminates_received_ddp: u64,
+    pub terminates_received_llp: u64,
+    pub flushed_wrs: u64,
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -1095,7 +1104,14 @@ macro_rules! srnic_abi_structs {
                 listeners,
                 conn_requests,
                 sockets,
-                reserved
+                reserved,
+                terminates_sent_rdmap,
+                terminates_sent_ddp,
+                terminates_sent_llp,
+                terminates_received_rdmap,
+                terminates_received_ddp,
+                terminates_received_llp,
+                flushed_wrs
             ]
         );
         $m!(
@@ -1357,6 +1373,7 @@ macro_rules! srnic_abi_consts {
             SRNIC_SEND_SIGNALED,
             SRNIC_SEND_INLINE,
             SRNIC_SEND_FENCE,
+            SRNIC_STATS_SIZE_V1,
             SRNIC_RES_QP,
             SRNIC_RES_CQ,
             SRNIC_RES_MR,

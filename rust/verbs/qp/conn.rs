@@ -265,11 +265,9 @@ impl Qp {
                 c.report_pending = Some(head_status);
             }
         }
-        match f {
-            Failure::Detected(_) => stats::TERMINATES_SENT.fetch_add(1, Ordering::Relaxed),
-            Failure::Received(_) => stats::TERMINATES_RECEIVED.fetch_add(1, Ordering::Relaxed),
-            Failure::Closed | Failure::TimedOut | Failure::LinkDown => 0,
-        };
+        if let Some(t) = f.terminate() {
+            stats::count_terminate(t.layer, matches!(f, Failure::Received(_)));
+        }
         match f {
             Failure::Detected(t) | Failure::Received(t) => self.trace_site(|s| {
                 trace::terminate(s, matches!(f, Failure::Received(_)), t.layer, t.etype, t.ecode)

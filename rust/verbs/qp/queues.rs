@@ -7,7 +7,10 @@ use super::*;
 use crate::{
     proto::{rdmap::ReadRequest, ring::Ring},
     uapi::*,
-    verbs::mr::{Mr, Need},
+    verbs::{
+        mr::{Mr, Need},
+        stats,
+    },
 };
 use kernel::{
     alloc::KVVec,
@@ -359,6 +362,9 @@ impl Qp {
                 if !matches!(w.state, WqeState::Done(_)) {
                     first = false;
                 }
+                if status == SRNIC_WC_WR_FLUSH_ERR {
+                    stats::FLUSHED_WRS.fetch_add(1, Ordering::Relaxed);
+                }
                 let wc = send_wc(&w, status, self.handle, if status == SRNIC_WC_SUCCESS { 0 } else { term });
                 if w.signaled || status != SRNIC_WC_SUCCESS {
                     self.send_cq.push(wc);
@@ -368,6 +374,7 @@ impl Qp {
         }
         let mut rq = self.rq.lock();
         while let Some(w) = rq.pop() {
+            stats::FLUSHED_WRS.fetch_add(1, Ordering::Relaxed);
             let wc = SrnicWc {
                 wr_id: w.wr_id,
                 status: SRNIC_WC_WR_FLUSH_ERR,

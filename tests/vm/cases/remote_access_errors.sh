@@ -9,7 +9,8 @@
 # event and QUERY_QP ERROR with it; on the target a QP_ERROR event and QUERY_QP
 # ERROR with it (sent) and no byte of its regions changed. A second QP between
 # the same two programs stays up and moves verified data after every error.
-# The TERMINATE counters on both VMs count the 8 errors, and the tracepoints
+# The TERMINATE counters on both VMs count the 8 errors, in all and by layer,
+# and the tracepoints
 # show them (srnic_terminate_received here, srnic_terminate_sent on b: four
 # DDP tagged-buffer errors, four RDMAP remote-protection errors each). Target
 # (server) on b.
@@ -29,5 +30,10 @@ trace_stop
 peer '. /srnic/lib.sh; trace_stop'
 expect_eq "TERMINATEs received here (initiator)" "$(srnic_stat terminates_received)" 8
 expect_eq "TERMINATEs sent by the peer (target)" "$(peer '. /srnic/lib.sh; srnic_stat terminates_sent')" 8
+# By layer: four DDP (tagged buffer), four RDMAP (remote protection), no LLP.
+for l in ddp:4 rdmap:4 llp:0; do
+	expect_eq "TERMINATEs received here, ${l%:*}" "$(srnic_stat terminates_received_${l%:*})" "${l#*:}"
+	expect_eq "TERMINATEs sent by the peer, ${l%:*}" "$(peer ". /srnic/lib.sh; srnic_stat terminates_sent_${l%:*}")" "${l#*:}"
+done
 expect_idle
 pass

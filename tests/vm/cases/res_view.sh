@@ -10,6 +10,8 @@
 #    pages (a kernel client's);
 #  - b, as nobody: none of root's objects; nobody's own listener (an xfer
 #    server it runs) and nothing else; root sees both listeners;
+#  - the unmap closes the server's connections, which flushes their posted
+#    receives (srnic stats' flushed_wrs counts them on b);
 #  - after unmap and the servers' exit, nothing on either VM.
 . /srnic/lib.sh
 load_srnic_both
@@ -44,7 +46,17 @@ expect_eq "b: nobody sees its listener" "$(grep -cE "^listen [0-9]+ pid [0-9]+ u
 expect_eq "b: and nothing else" "$(wc -l </tmp/res_nobody)" 1
 expect_eq "b: root sees both listeners" "$(peer 'srnic res listen' | wc -l)" 2
 
+flushed0=$(peer ". /srnic/lib.sh; srnic_stat flushed_wrs")
 srnic blk unmap "$dev" || fail "srnic blk unmap"
+# The unmap ends srnic_blk's connections: the server's QPs see them close,
+# and their posted receives (rq above) complete flushed, as srnic stats
+# counts on b.
+posted=$(sed -n 's/^qp .* rq \([0-9]*\)\/[0-9]* .*/\1/p' /tmp/res_b | awk '{ n += $1 } END { print n + 0 }')
+[ "$posted" -gt 0 ] || fail "b: no receives posted on the server's QPs"
+flushed() { echo $(($(peer ". /srnic/lib.sh; srnic_stat flushed_wrs") - flushed0)); }
+all_flushed() { [ "$(flushed)" -ge "$posted" ]; }
+wait_until 30 all_flushed || fail "b: $(flushed) work requests counted flushed, $posted receives were posted"
+echo "ok: work requests flushed on b ($(flushed) >= $posted)"
 rmmod srnic_blk || fail "rmmod srnic_blk"
 peer ". /srnic/lib.sh; bg_kill_all"
 expect_eq "here: nothing left" "$(srnic res | wc -l)" 0

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bad_ioctl: checks that /dev/srnic answers every malformed call with the right
- * errno (ENOTTY, EFAULT, EINVAL, EAGAIN) and a well-formed one with success.
+ * errno (ENOTTY, EFAULT, EINVAL, E2BIG, EAGAIN) and a well-formed one with
+ * success, in each size a structure has had.
  * Prints one "ok"/"not ok" line per check; exits 1 if any check failed.
  */
 #include <errno.h>
@@ -99,6 +100,47 @@ int main(void)
 	q = fresh();
 	q.reserved[LAST_RESERVED] = 1ULL << 63;
 	expect("last reserved word set", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q), EINVAL);
+
+	/*
+	 * Structures grow by size (uapi.rst, "Structures grow"): srnic_stats'
+	 * first version (SRNIC_STATS_SIZE_V1 bytes) is answered in its size, the
+	 * bytes after it untouched; a larger one whose extra bytes are zero is
+	 * answered too, E2BIG when they are not; less than the first version and
+	 * a size field that is not the encoded size are EINVAL.
+	 */
+	{
+		unsigned char st[sizeof(struct srnic_stats) + 16];
+		__u32 sz;
+		size_t i;
+		int untouched = 1;
+
+		memset(st, 0, sizeof(st));
+		memset(st + SRNIC_STATS_SIZE_V1, 0xa5, sizeof(st) - SRNIC_STATS_SIZE_V1);
+		sz = SRNIC_STATS_SIZE_V1;
+		memcpy(st, &sz, sizeof(sz));
+		expect("QUERY_STATS, the first version's size",
+		       ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0x12, SRNIC_STATS_SIZE_V1), st), 0);
+		for (i = SRNIC_STATS_SIZE_V1; i < sizeof(st); i++)
+			untouched &= st[i] == 0xa5;
+		expect("QUERY_STATS, the first version's size: nothing written beyond it", untouched ? 0 : -1, 0);
+		memset(st, 0, sizeof(st));
+		sz = sizeof(struct srnic_stats) + 16;
+		memcpy(st, &sz, sizeof(sz));
+		expect("QUERY_STATS, a newer (larger) structure, its extra bytes zero",
+		       ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0x12, sizeof(st)), st), 0);
+		st[sizeof(st) - 1] = 1;
+		expect("QUERY_STATS, a newer structure asking for more (an extra byte set)",
+		       ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0x12, sizeof(st)), st), E2BIG);
+		memset(st, 0, sizeof(st));
+		sz = SRNIC_STATS_SIZE_V1 - 8;
+		memcpy(st, &sz, sizeof(sz));
+		expect("QUERY_STATS, smaller than the first version",
+		       ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0x12, SRNIC_STATS_SIZE_V1 - 8), st), EINVAL);
+		sz = sizeof(struct srnic_stats);
+		memcpy(st, &sz, sizeof(sz));
+		expect("QUERY_STATS, size field other than the encoded size",
+		       ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0x12, SRNIC_STATS_SIZE_V1), st), EINVAL);
+	}
 
 	/* EFAULT: NULL, unmapped, kernel and read-only argument pointers. */
 	expect("NULL argument", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, NULL), EFAULT);
