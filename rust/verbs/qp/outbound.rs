@@ -237,7 +237,14 @@ impl Staged {
                 return Err(EINVAL);
             }
             let last = self.sent + want == self.total;
-            let n = sock.send_list(&list, !last || self.more, last)?;
+            // An FPDU that fills a segment exactly lets the next one share
+            // TCP's buffer: TCP cuts a buffer into segments at multiples of
+            // the MSS, so each segment still holds one whole FPDU, and a
+            // message goes out as a few large buffers (GSO) instead of one
+            // buffer per FPDU. A shorter FPDU (a message's last, or any after
+            // the MSS changed) ends a record: the next starts a new segment.
+            let eor = last && self.total != sock.mss();
+            let n = sock.send_list(&list, !last || self.more, eor)?;
             self.sent += n;
             if n < want {
                 return Ok(false);
