@@ -163,8 +163,9 @@ impl Qp {
             } else {
                 tx.framer = TxFramer::new(neg.crc_tx, neg.markers_tx);
                 tx.queues = TxQueues::new();
-                // One FPDU per TCP segment (RFC 5044 section 5.1): at most the MSS,
-                // each ending a TCP record (send_message). siw's receiver mishandles
+                // One FPDU per TCP segment (RFC 5044 section 5.1): at most the MSS;
+                // one that fills a segment shares TCP's buffer with the next, any
+                // shorter one ends a TCP record (`Staged::push`). siw's receiver mishandles
                 // a pad/CRC trailer split across two segments (CRC errors), which
                 // FPDUs spanning segments produce.
                 tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(limits::FALLBACK_ULPDU);
