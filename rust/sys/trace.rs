@@ -7,7 +7,6 @@
 //! kernel log.
 
 use crate::uapi::SrnicSockaddr;
-
 use kernel::str::CStr;
 
 /// The connection-management events (one C function each, `trace.c`).
