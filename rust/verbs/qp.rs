@@ -315,26 +315,18 @@ impl Qp {
     /// What the resource view (`SRNIC_IOCTL_QUERY_RES`) reports of the QP,
     /// but its owner.
     pub(crate) fn res(&self, r: &mut SrnicResQp) {
-        {
-            let c = self.conn.lock();
-            r.state = conn::state_abi(c.life.state());
-            r.term = c.term;
-            r.local = c.local;
-            r.remote = c.remote;
-            if let Some(n) = c.neg {
-                r.ird = u32::from(n.ird);
-                r.ord = u32::from(n.ord);
-                r.mpa_flags = c.mpa_flags;
-            }
-        }
+        // The connection and byte counts as QUERY_QP reports them.
+        let mut q = SrnicQueryQp::default();
+        self.query(&mut q);
+        (r.state, r.term, r.local, r.remote) = (q.state, q.term, q.local, q.remote);
+        (r.ird, r.ord, r.mpa_flags) = (q.ird, q.ord, q.mpa_flags);
+        (r.tx_bytes, r.rx_bytes) = (q.tx_bytes, q.rx_bytes);
         r.send_queued = self.sq.lock().wqes.len() as u32;
         r.recv_queued = self.rq.lock().wqes.len() as u32;
         r.send_cq = self.send_cq.handle;
         r.recv_cq = self.recv_cq.handle;
         r.max_send_wr = self.caps.max_send_wr;
         r.max_recv_wr = self.caps.max_recv_wr;
-        r.tx_bytes = self.tx_bytes.load(Ordering::Relaxed);
-        r.rx_bytes = self.rx_bytes.load(Ordering::Relaxed);
         r.tx_fpdus = self.tx_fpdus.load(Ordering::Relaxed);
         r.rx_fpdus = self.rx_fpdus.load(Ordering::Relaxed);
     }
