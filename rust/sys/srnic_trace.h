@@ -49,6 +49,28 @@ static inline void srnic_trace_sockaddr(void *dst, const struct srnic_sockaddr *
 		}
 	}
 }
+
+/*
+ * Where an iWARP event happens (rust/sys/trace.rs's Site), the fields every
+ * iWARP event starts with: the owner's `pid`, the QP (or listener) `id` and
+ * the connection's addresses. For TP_STRUCT__entry, TP_fast_assign and
+ * TP_printk (format and values); expanded at each use, so with each pass's
+ * meaning of __field and __array.
+ */
+#define SRNIC_SITE_FIELDS					\
+	__field(int, pid)					\
+	__field(u32, id)					\
+	__array(u8, local, sizeof(struct sockaddr_in6))		\
+	__array(u8, remote, sizeof(struct sockaddr_in6))
+#define SRNIC_SITE_ASSIGN					\
+	do {							\
+		__entry->pid = pid;				\
+		__entry->id = id;				\
+		srnic_trace_sockaddr(__entry->local, local);	\
+		srnic_trace_sockaddr(__entry->remote, remote);	\
+	} while (0)
+#define SRNIC_SITE_FMT "pid=%d qp=%u local=%pISpc remote=%pISpc"
+#define SRNIC_SITE_VALUES __entry->pid, __entry->id, __entry->local, __entry->remote
 #endif
 
 /*
@@ -61,22 +83,14 @@ DECLARE_EVENT_CLASS(srnic_cm_class,
 		 const struct srnic_sockaddr *remote, int status),
 	TP_ARGS(pid, id, local, remote, status),
 	TP_STRUCT__entry(
-		__field(int, pid)
-		__field(u32, id)
+		SRNIC_SITE_FIELDS
 		__field(int, status)
-		__array(u8, local, sizeof(struct sockaddr_in6))
-		__array(u8, remote, sizeof(struct sockaddr_in6))
 	),
 	TP_fast_assign(
-		__entry->pid = pid;
-		__entry->id = id;
+		SRNIC_SITE_ASSIGN;
 		__entry->status = status;
-		srnic_trace_sockaddr(__entry->local, local);
-		srnic_trace_sockaddr(__entry->remote, remote);
 	),
-	TP_printk("pid=%d qp=%u local=%pISpc remote=%pISpc status=%d",
-		  __entry->pid, __entry->id, __entry->local, __entry->remote,
-		  __entry->status)
+	TP_printk(SRNIC_SITE_FMT " status=%d", SRNIC_SITE_VALUES, __entry->status)
 );
 
 #define SRNIC_CM_EVENT(name)						\
@@ -117,38 +131,30 @@ DECLARE_EVENT_CLASS(srnic_term_class,
 		 const struct srnic_sockaddr *remote, u8 layer, u8 etype, u8 ecode),
 	TP_ARGS(pid, id, local, remote, layer, etype, ecode),
 	TP_STRUCT__entry(
-		__field(int, pid)
-		__field(u32, id)
+		SRNIC_SITE_FIELDS
 		__field(u8, layer)
 		__field(u8, etype)
 		__field(u8, ecode)
-		__array(u8, local, sizeof(struct sockaddr_in6))
-		__array(u8, remote, sizeof(struct sockaddr_in6))
 	),
 	TP_fast_assign(
-		__entry->pid = pid;
-		__entry->id = id;
+		SRNIC_SITE_ASSIGN;
 		__entry->layer = layer;
 		__entry->etype = etype;
 		__entry->ecode = ecode;
-		srnic_trace_sockaddr(__entry->local, local);
-		srnic_trace_sockaddr(__entry->remote, remote);
 	),
-	TP_printk("pid=%d qp=%u local=%pISpc remote=%pISpc layer=%s etype=%u ecode=0x%02x",
-		  __entry->pid, __entry->id, __entry->local, __entry->remote,
+	TP_printk(SRNIC_SITE_FMT " layer=%s etype=%u ecode=0x%02x", SRNIC_SITE_VALUES,
 		  __print_symbolic(__entry->layer, { 0, "RDMAP" }, { 1, "DDP" }, { 2, "LLP" }),
 		  __entry->etype, __entry->ecode)
 );
 
-DEFINE_EVENT(srnic_term_class, srnic_terminate_sent,
-	TP_PROTO(int pid, u32 id, const struct srnic_sockaddr *local,
-		 const struct srnic_sockaddr *remote, u8 layer, u8 etype, u8 ecode),
-	TP_ARGS(pid, id, local, remote, layer, etype, ecode));
+#define SRNIC_TERM_EVENT(name)						\
+DEFINE_EVENT(srnic_term_class, name,					\
+	TP_PROTO(int pid, u32 id, const struct srnic_sockaddr *local,	\
+		 const struct srnic_sockaddr *remote, u8 layer, u8 etype, u8 ecode), \
+	TP_ARGS(pid, id, local, remote, layer, etype, ecode))
 
-DEFINE_EVENT(srnic_term_class, srnic_terminate_received,
-	TP_PROTO(int pid, u32 id, const struct srnic_sockaddr *local,
-		 const struct srnic_sockaddr *remote, u8 layer, u8 etype, u8 ecode),
-	TP_ARGS(pid, id, local, remote, layer, etype, ecode));
+SRNIC_TERM_EVENT(srnic_terminate_sent);
+SRNIC_TERM_EVENT(srnic_terminate_received);
 
 /* An FPDU with a bad MPA CRC on QP `id`: the CRC it carried and the one computed. */
 TRACE_EVENT(srnic_crc_error,
@@ -156,23 +162,16 @@ TRACE_EVENT(srnic_crc_error,
 		 const struct srnic_sockaddr *remote, u32 received, u32 computed),
 	TP_ARGS(pid, id, local, remote, received, computed),
 	TP_STRUCT__entry(
-		__field(int, pid)
-		__field(u32, id)
+		SRNIC_SITE_FIELDS
 		__field(u32, received)
 		__field(u32, computed)
-		__array(u8, local, sizeof(struct sockaddr_in6))
-		__array(u8, remote, sizeof(struct sockaddr_in6))
 	),
 	TP_fast_assign(
-		__entry->pid = pid;
-		__entry->id = id;
+		SRNIC_SITE_ASSIGN;
 		__entry->received = received;
 		__entry->computed = computed;
-		srnic_trace_sockaddr(__entry->local, local);
-		srnic_trace_sockaddr(__entry->remote, remote);
 	),
-	TP_printk("pid=%d qp=%u local=%pISpc remote=%pISpc received=0x%08x computed=0x%08x",
-		  __entry->pid, __entry->id, __entry->local, __entry->remote,
+	TP_printk(SRNIC_SITE_FMT " received=0x%08x computed=0x%08x", SRNIC_SITE_VALUES,
 		  __entry->received, __entry->computed)
 );
 
