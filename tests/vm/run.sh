@@ -366,13 +366,15 @@ sed -n 's/^# time: \([^ ]*\) \([0-9]*\) s (budget \([0-9]*\) s)$/\1 \2 \3/p' "$l
 	while read -r name secs budget; do
 		[ "$secs" -le "$budget" ] || log "warning: $name took $secs s, over its budget of $budget s"
 	done
-# Why each failed case failed (its last lines), at the end where a CI log's
-# tail shows it.
-awk '/^# ---- [^ ]*$/ { n = 0 } /^# / { buf[n++ % 20] = $0 }
+# Why each failed case failed (its first FAIL line, then its last lines), at
+# the end where a CI log's tail shows it.
+awk '/^# ---- [^ ]*$/ { n = 0; why = "" } /^# / { buf[n++ % 20] = $0 }
+	/^# \[ *[0-9.]*\] FAIL: / && why == "" { why = $0; at = n }
 	/^not ok / {
 		print "--- " $0 ": its last lines"
+		if (why != "" && at <= n - 20) print "    " why "\n    ..."
 		for (i = (n > 20 ? n - 20 : 0); i < n; i++) print "    " buf[i % 20]
-		n = 0
+		n = 0; why = ""
 	}' "$logs/ktap" >&2 || true
 log "VM time: $vm_seconds s ($((vm_seconds / 60)) min $((vm_seconds % 60)) s) for $(grep -cE '^(ok|not ok) ' "$logs/ktap" || true) cases"
 passed=$(grep -cE '^ok ' "$logs/ktap" || true)

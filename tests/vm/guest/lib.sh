@@ -509,7 +509,8 @@ bg_start() {
 bg_logs() {
 	local n
 	[ -f /tmp/.bg_names ] || return 0
-	for n in $(cat /tmp/.bg_names); do
+	# A name used twice (one log file, overwritten) is shown once.
+	for n in $(awk '!seen[$0]++' /tmp/.bg_names); do
 		echo "-- the last lines of background command $n in $ROLE:"
 		tail -n 15 "/tmp/$n.log" 2>/dev/null
 	done
