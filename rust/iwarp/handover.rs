@@ -4,7 +4,7 @@
 //! reports the outcome.
 
 use crate::{
-    iwarp::params::{negotiated_flags, to_abi_addr},
+    iwarp::params::negotiated_flags,
     proto::mpa::Negotiated,
     sys::{socket::TcpSocket, trace::Cm},
     uapi::*,
@@ -19,10 +19,7 @@ use kernel::{prelude::*, sync::Arc};
 /// this side accepted.
 pub(crate) fn establish(qp: &Arc<Qp>, sock: Arc<TcpSocket>, neg: Negotiated, peer_pd: &[u8], responder: bool) {
     // Before any QP lock: the socket lock nests inside the QP's `rx`.
-    let (local, remote) = match sock.addrs() {
-        Ok((l, r)) => (to_abi_addr(l), to_abi_addr(r)),
-        Err(_) => Default::default(),
-    };
+    let (local, remote) = sock.addrs().unwrap_or_default();
     let est = Established { neg, local, remote, mpa_flags: negotiated_flags(&neg), responder };
     match qp.establish(sock, est) {
         Ok(()) => {

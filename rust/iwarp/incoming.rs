@@ -14,7 +14,6 @@ use crate::{
     iwarp::{
         conn_req::{Backlog, ConnReq, ConnTable},
         mpa_io::{nothing_behind, FrameReader},
-        params::to_abi_addr,
     },
     proto::mpa::{
         frame::MAX_FRAME_LEN,
@@ -170,7 +169,6 @@ impl Incoming {
         // Excess requests are refused at once: the backlog is full.
         let Some(slot) = l.backlog.take() else { return self.abort() };
         let (local, remote) = sock.addrs().unwrap_or_default();
-        let (local, remote) = (to_abi_addr(local), to_abi_addr(remote));
         drop(sock);
         // The socket becomes the request's: callbacks removed, kept open.
         let Some(sock) = self.finish() else { return };

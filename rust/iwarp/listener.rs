@@ -16,10 +16,10 @@ use crate::{
     iwarp::{
         conn_req::{Backlog, ConnTable},
         incoming::{Filing, Incoming},
-        params::{check_mss, mpa_config, to_abi_addr},
+        params::{check_mss, mpa_config},
     },
     sys::{
-        socket::{Attached, SocketEvent, SocketEvents, SockAddrV4, TcpSocket},
+        socket::{Attached, SockAddr, SocketEvent, SocketEvents, TcpSocket},
         task,
         wq,
     },
@@ -89,7 +89,7 @@ impl Listener {
     /// port. `backlog` 0 means [`DEFAULT_BACKLOG`].
     pub(crate) fn start(
         handle: u32,
-        addr: SockAddrV4,
+        addr: &SockAddr,
         backlog: u32,
         flags: u32,
         conns: Arc<ConnTable>,
@@ -99,7 +99,8 @@ impl Listener {
         // TCP's own accept queue only has to cover the moments before the
         // accept work runs; the bounds that matter are this listener's.
         let sock = TcpSocket::listen(addr, backlog.max(DEFAULT_BACKLOG) as i32)?;
-        let port = sock.local_port()?;
+        // The address bound, with the port the stack chose for port 0.
+        let (bound, _) = sock.addrs()?;
         let sock = Arc::new(sock, GFP_KERNEL)?;
         let filing = Arc::new(
             Filing {
@@ -120,7 +121,7 @@ impl Listener {
             pin_init!(Self {
                 handle,
                 flags,
-                addr: to_abi_addr(SockAddrV4 { addr: addr.addr, port }),
+                addr: bound,
                 filing,
                 inner <- new_mutex!(Inner {
                     sock: None,
@@ -139,7 +140,7 @@ impl Listener {
         l.inner.lock().sock = Some(attached);
         // Connections may be queued already.
         l.kick();
-        Ok((l, port))
+        Ok((l, bound.port))
     }
 
     /// What the resource view reports of the listener.

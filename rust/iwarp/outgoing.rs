@@ -25,7 +25,7 @@ use crate::{
     sys::{
         errno::{econnaborted, econnrefused, eproto, etimedout},
         module_ref::ModuleRef,
-        socket::{Attached, SocketEvent, SocketEvents, SockAddrV4, TcpSocket},
+        socket::{Attached, SockAddr, SocketEvent, SocketEvents, TcpSocket},
         timer::{Timer, TimerTarget},
         wq,
     },
@@ -89,7 +89,7 @@ enum Step {
 
 impl Outgoing {
     /// Starts connecting the Connecting `qp` to `addr`.
-    pub(crate) fn start(qp: Arc<Qp>, addr: SockAddrV4, cfg: MpaConfig, pd: PrivateData) -> Result {
+    pub(crate) fn start(qp: Arc<Qp>, addr: &SockAddr, cfg: MpaConfig, pd: PrivateData) -> Result {
         let sock = Arc::new(TcpSocket::connect(addr)?, GFP_KERNEL)?;
         let timer = Timer::new()?;
         let this = Arc::pin_init(

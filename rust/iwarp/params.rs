@@ -1,44 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 //! What the ABI says about a connection, in the protocol cores' terms and
-//! back: socket addresses, `SRNIC_MPA_*` flags and MPA settings, and the
-//! private data of a connect, accept or reject.
+//! back: `SRNIC_MPA_*` flags and MPA settings, and the private data of a
+//! connect, accept or reject.
 
 use crate::{
     proto::mpa::{frame::MAX_PD_SIW, negotiate::MpaConfig, Negotiated, Rtr, RtrCaps},
     sys::{
-        errno::{eafnosupport, emsgsize},
+        errno::emsgsize,
         param,
-        socket::{SockAddrV4, TcpSocket},
+        socket::TcpSocket,
     },
     uapi::*,
     verbs::limits,
 };
 use kernel::prelude::*;
-
-/// `sa_family` of an IPv4 address (AF_INET).
-const AF_INET: u16 = 2;
-
-/// Converts an ABI socket address (IPv4 only).
-pub(crate) fn from_abi_addr(a: &SrnicSockaddr) -> Result<SockAddrV4> {
-    if a.family != AF_INET {
-        return Err(eafnosupport());
-    }
-    Ok(SockAddrV4 {
-        addr: [a.addr[0], a.addr[1], a.addr[2], a.addr[3]],
-        port: a.port,
-    })
-}
-
-/// Converts to an ABI socket address.
-pub(crate) fn to_abi_addr(a: SockAddrV4) -> SrnicSockaddr {
-    let mut s = SrnicSockaddr {
-        family: AF_INET,
-        port: a.port,
-        ..Default::default()
-    };
-    s.addr[..4].copy_from_slice(&a.addr);
-    s
-}
 
 /// The MPA settings for `SRNIC_MPA_*` flags and the given IRD/ORD.
 pub(crate) fn mpa_config(flags: u32, ird: u32, ord: u32) -> MpaConfig {

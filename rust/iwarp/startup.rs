@@ -11,23 +11,23 @@ use crate::{
         handover::{connect_failed, establish},
         mpa_io::nothing_behind,
         outgoing::Outgoing,
-        params::{to_abi_addr, PrivateData},
+        params::PrivateData,
     },
     proto::mpa::{
         frame::MAX_FRAME_LEN,
         negotiate::{MpaConfig, Responder},
     },
-    sys::{errno::eproto, socket::SockAddrV4, trace::Cm, wq},
+    sys::{errno::eproto, socket::SockAddr, trace::Cm, wq},
     uapi::*,
     verbs::qp::Qp,
 };
 use kernel::{prelude::*, sync::Arc};
 
 /// `CONNECT`: connects `qp` to `addr` as MPA initiator, in the background.
-pub(crate) fn connect(qp: Arc<Qp>, addr: SockAddrV4, cfg: MpaConfig, pd: PrivateData) -> Result {
-    qp.start_connect(SrnicSockaddr::default(), to_abi_addr(addr))?;
+pub(crate) fn connect(qp: Arc<Qp>, addr: SockAddr, cfg: MpaConfig, pd: PrivateData) -> Result {
+    qp.start_connect(SrnicSockaddr::default(), *addr.abi())?;
     qp.trace_cm(Cm::Connect, 0);
-    if let Err(e) = Outgoing::start(qp.clone(), addr, cfg, pd) {
+    if let Err(e) = Outgoing::start(qp.clone(), &addr, cfg, pd) {
         qp.connect_failed();
         return Err(e);
     }

@@ -32,17 +32,18 @@ void srnic_misc_deregister(struct miscdevice *misc);
 /* rust/sys/waitqueue.rs */
 void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);
 
-/* rust/sys/socket.rs: TCP sockets (IPv4, the caller's network namespace) */
+/* rust/sys/socket.rs: TCP sockets (IPv4 and IPv6, the caller's network namespace) */
 struct socket;
-int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out);
-int srnic_sock_connect(__be32 addr, u16 port, struct socket **out);
+struct srnic_sockaddr;
+int srnic_sock_listen(const struct srnic_sockaddr *a, int backlog, struct socket **out);
+int srnic_sock_connect(const struct srnic_sockaddr *a, struct socket **out);
 int srnic_sock_accept(struct socket *lsock, struct socket **out);
 int srnic_sock_connect_result(struct socket *sock);
 int srnic_sock_send_now(struct socket *sock, const void *buf, size_t len);
 void srnic_sock_release(struct socket *sock);
 void srnic_sock_shutdown(struct socket *sock, bool abort);
 void srnic_sock_nodelay(struct socket *sock);
-int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport);
+int srnic_sock_addrs(struct socket *sock, struct srnic_sockaddr *local, struct srnic_sockaddr *remote);
 struct bio_vec;
 int srnic_sock_send_bvec(struct socket *sock, const struct bio_vec *bv, size_t nr, size_t len,
 			 bool more, bool eor);
@@ -53,7 +54,6 @@ int srnic_sock_mss(struct socket *sock);
 int srnic_sock_path_mss(struct socket *sock);
 int srnic_sock_recv(struct socket *sock, void *buf, size_t len);
 bool srnic_sock_closed(struct socket *sock);
-int srnic_sock_port(struct socket *sock);
 
 enum srnic_sock_event { SRNIC_SOCK_READABLE = 1, SRNIC_SOCK_WRITABLE = 2, SRNIC_SOCK_STATE = 3 };
 typedef void (*srnic_sock_cb_fn)(void *user, int event);

@@ -15,18 +15,71 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
+#include <net/addrconf.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 #include <net/tcp.h>
 
 #include "glue.h"
+#include "../../uapi/srnic.h"
 
-static void srnic_sin(struct sockaddr_in *sin, __be32 addr, u16 port)
+/*
+ * An ABI address as the struct sockaddr_in or sockaddr_in6 the socket calls
+ * take, in *ss; returns its length, or -EAFNOSUPPORT for another family. The
+ * ABI's port is in host byte order; IPv6 flow information is not carried.
+ */
+static int srnic_sockaddr_to(struct sockaddr_storage *ss, const struct srnic_sockaddr *a)
 {
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = addr;
-	sin->sin_port = htons(port);
+	memset(ss, 0, sizeof(*ss));
+	if (a->family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(a->port);
+		memcpy(&sin->sin_addr, a->addr, sizeof(sin->sin_addr));
+		return sizeof(*sin);
+	}
+	if (IS_ENABLED(CONFIG_IPV6) && a->family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(a->port);
+		sin6->sin6_scope_id = a->scope_id;
+		memcpy(&sin6->sin6_addr, a->addr, sizeof(sin6->sin6_addr));
+		return sizeof(*sin6);
+	}
+	return -EAFNOSUPPORT;
+}
+
+/*
+ * The ABI address of a struct sockaddr_in or sockaddr_in6. An IPv4 peer of an
+ * IPv6 socket (accepted by a listener on [::], which takes both) shows as the
+ * IPv4 address it is, not as ::ffff:a.b.c.d: a connection's addresses do not
+ * depend on how its listener was bound.
+ */
+static void srnic_sockaddr_from(struct srnic_sockaddr *a, const struct sockaddr_storage *ss)
+{
+	memset(a, 0, sizeof(*a));
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		a->family = AF_INET;
+		a->port = ntohs(sin->sin_port);
+		memcpy(a->addr, &sin->sin_addr, sizeof(sin->sin_addr));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+		a->port = ntohs(sin6->sin6_port);
+		if (ipv6_addr_v4mapped(&sin6->sin6_addr)) {
+			a->family = AF_INET;
+			memcpy(a->addr, &sin6->sin6_addr.s6_addr32[3], 4);
+		} else {
+			a->family = AF_INET6;
+			a->scope_id = sin6->sin6_scope_id;
+			memcpy(a->addr, &sin6->sin6_addr, sizeof(sin6->sin6_addr));
+		}
+	}
 }
 
 /*
@@ -40,9 +93,9 @@ static void srnic_sin(struct sockaddr_in *sin, __be32 addr, u16 port)
  * such as siw, whose callbacks lock in another order. Accepted sockets
  * inherit all of this from their listener.
  */
-static int srnic_sock_new(struct socket **out)
+static int srnic_sock_new(int family, struct socket **out)
 {
-	int err = sock_create_kern(current->nsproxy->net_ns, AF_INET, SOCK_STREAM, IPPROTO_TCP, out);
+	int err = sock_create_kern(current->nsproxy->net_ns, family, SOCK_STREAM, IPPROTO_TCP, out);
 
 	if (err)
 		return err;
@@ -50,18 +103,25 @@ static int srnic_sock_new(struct socket **out)
 	return 0;
 }
 
-int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
+/*
+ * Listens on a: an IPv6 listener on the unspecified address [::] takes IPv4
+ * connections too unless the namespace's net.ipv6.bindv6only says otherwise,
+ * as a user socket's does.
+ */
+int srnic_sock_listen(const struct srnic_sockaddr *a, int backlog, struct socket **out)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage ss;
 	struct socket *s;
+	int len = srnic_sockaddr_to(&ss, a);
 	int err;
 
-	err = srnic_sock_new(&s);
+	if (len < 0)
+		return len;
+	err = srnic_sock_new(ss.ss_family, &s);
 	if (err)
 		return err;
 	sock_set_reuseaddr(s->sk);
-	srnic_sin(&sin, addr, port);
-	err = kernel_bind(s, (struct sockaddr *)&sin, sizeof(sin));
+	err = kernel_bind(s, (struct sockaddr *)&ss, len);
 	if (!err)
 		err = kernel_listen(s, backlog);
 	if (err) {
@@ -76,17 +136,19 @@ int srnic_sock_listen(__be32 addr, u16 port, int backlog, struct socket **out)
  * Starts connecting without waiting: on success *out is a socket whose
  * connection is established or under way (see srnic_sock_connect_result).
  */
-int srnic_sock_connect(__be32 addr, u16 port, struct socket **out)
+int srnic_sock_connect(const struct srnic_sockaddr *a, struct socket **out)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage ss;
 	struct socket *s;
+	int len = srnic_sockaddr_to(&ss, a);
 	int err;
 
-	err = srnic_sock_new(&s);
+	if (len < 0)
+		return len;
+	err = srnic_sock_new(ss.ss_family, &s);
 	if (err)
 		return err;
-	srnic_sin(&sin, addr, port);
-	err = kernel_connect(s, (struct sockaddr *)&sin, sizeof(sin), O_NONBLOCK);
+	err = kernel_connect(s, (struct sockaddr *)&ss, len, O_NONBLOCK);
 	if (err && err != -EINPROGRESS) {
 		sock_release(s);
 		return err;
@@ -141,24 +203,22 @@ void srnic_sock_nodelay(struct socket *sock)
 	tcp_sock_set_nodelay(sock->sk);
 }
 
-int srnic_sock_addrs(struct socket *sock, __be32 *laddr, u16 *lport, __be32 *raddr, u16 *rport)
+/* The local and remote addresses; the remote one is zero (family 0) when
+ * the socket is not connected. */
+int srnic_sock_addrs(struct socket *sock, struct srnic_sockaddr *local, struct srnic_sockaddr *remote)
 {
-	struct sockaddr_in sin;
+	struct sockaddr_storage ss;
 	int err;
 
-	err = kernel_getsockname(sock, (struct sockaddr *)&sin);
+	err = kernel_getsockname(sock, (struct sockaddr *)&ss);
 	if (err < 0)
 		return err;
-	*laddr = sin.sin_addr.s_addr;
-	*lport = ntohs(sin.sin_port);
-	err = kernel_getpeername(sock, (struct sockaddr *)&sin);
-	if (err < 0) {
-		*raddr = 0;
-		*rport = 0;
-		return 0;
-	}
-	*raddr = sin.sin_addr.s_addr;
-	*rport = ntohs(sin.sin_port);
+	srnic_sockaddr_from(local, &ss);
+	err = kernel_getpeername(sock, (struct sockaddr *)&ss);
+	if (err < 0)
+		memset(remote, 0, sizeof(*remote));
+	else
+		srnic_sockaddr_from(remote, &ss);
 	return 0;
 }
 
@@ -179,14 +239,6 @@ int srnic_sock_path_mss(struct socket *sock)
 	const struct tcp_sock *tp = tcp_sk(sock->sk);
 
 	return READ_ONCE(tp->mss_cache) + tp->tcp_header_len - sizeof(struct tcphdr);
-}
-
-int srnic_sock_port(struct socket *sock)
-{
-	struct sockaddr_in sin;
-	int err = kernel_getsockname(sock, (struct sockaddr *)&sin);
-
-	return err < 0 ? err : ntohs(sin.sin_port);
 }
 
 /*
@@ -404,11 +456,25 @@ void *srnic_sock_clear_callbacks(struct socket *sock)
 }
 
 /*
+ * Whether sk's connection is IPv4: an IPv4 socket's, or an IPv6 socket's
+ * with an IPv4-mapped address (a listener on [::] accepted it), whose
+ * inet_saddr holds the IPv4 address as an IPv4 socket's does.
+ */
+static bool srnic_sk_ipv4(const struct sock *sk)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6)
+		return ipv6_addr_v4mapped(&sk->sk_v6_rcv_saddr);
+#endif
+	return sk->sk_family == AF_INET;
+}
+
+/*
  * Whether the connection of sk goes through dev: it is bound to dev, or its
  * cached route leaves through dev, or (no route cached, or the cached one is
- * dead) its IPv4 source address is one of dev's. A connection to an address
- * of this host goes through the loopback device, not through the device
- * holding the address.
+ * dead) its source address (IPv4 or IPv6) is one of dev's. A connection to
+ * an address of this host goes through the loopback device, not through the
+ * device holding the address.
  *
  * A dead route: when dev goes down, the FIB notifier (which runs before
  * srnic's) flushes dev's routes, and once an RCU grace period has passed the
@@ -433,7 +499,7 @@ static bool srnic_sock_on_dev(struct sock *sk, struct net_device *dev)
 	via = dst ? READ_ONCE(dst->dev) : NULL;
 	if (via && via != blackhole_netdev) {
 		on = via == dev;
-	} else if (sk->sk_family == AF_INET) {
+	} else if (srnic_sk_ipv4(sk)) {
 		in = __in_dev_get_rcu(dev);
 		if (in) {
 			in_dev_for_each_ifa_rcu(ifa, in) {
@@ -441,6 +507,10 @@ static bool srnic_sock_on_dev(struct sock *sk, struct net_device *dev)
 					on = true;
 			}
 		}
+#if IS_ENABLED(CONFIG_IPV6)
+	} else if (sk->sk_family == AF_INET6) {
+		on = ipv6_chk_addr(sock_net(sk), &sk->sk_v6_rcv_saddr, dev, 1);
+#endif
 	}
 	rcu_read_unlock();
 	return on;

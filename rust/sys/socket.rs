@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Kernel TCP sockets (IPv4, in the network namespace of the process that made
-//! them, with its credentials: see `srnic_sock_new` in socket.c). Every call is
-//! non-blocking: connect, accept, send and receive return at once, and the
-//! socket's callbacks tell when to try again.
+//! Kernel TCP sockets (IPv4 and IPv6, in the network namespace of the process
+//! that made them, with its credentials: see `srnic_sock_new` in socket.c).
+//! Every call is non-blocking: connect, accept, send and receive return at
+//! once, and the socket's callbacks tell when to try again.
 //!
 //! [`TcpSocket`] owns a `struct socket` and releases it on drop. Connected sockets
 //! can be given callbacks: the socket then holds one reference on an `Arc<T>` and
@@ -13,7 +13,8 @@
 
 use core::ffi::{c_int, c_long, c_void};
 use core::{marker::PhantomData, ptr::NonNull};
-use super::pages::PageSlice;
+use super::{errno::eafnosupport, pages::PageSlice};
+use crate::uapi::SrnicSockaddr;
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{
     bindings,
@@ -32,22 +33,15 @@ type CbFn = unsafe extern "C" fn(user: *mut c_void, event: c_int);
 type RxFn = unsafe extern "C" fn(arg: *mut c_void, data: *const u8, len: usize) -> c_long;
 
 extern "C" {
-    fn srnic_sock_listen(addr: u32, port: u16, backlog: c_int, out: *mut *mut RawSocket) -> c_int;
-    fn srnic_sock_connect(addr: u32, port: u16, out: *mut *mut RawSocket) -> c_int;
+    fn srnic_sock_listen(a: *const SrnicSockaddr, backlog: c_int, out: *mut *mut RawSocket) -> c_int;
+    fn srnic_sock_connect(a: *const SrnicSockaddr, out: *mut *mut RawSocket) -> c_int;
     fn srnic_sock_connect_result(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_send_now(sock: *mut RawSocket, buf: *const c_void, len: usize) -> c_int;
     fn srnic_sock_accept(lsock: *mut RawSocket, out: *mut *mut RawSocket) -> c_int;
     fn srnic_sock_release(sock: *mut RawSocket);
     fn srnic_sock_shutdown(sock: *mut RawSocket, abort: bool);
     fn srnic_sock_nodelay(sock: *mut RawSocket);
-    fn srnic_sock_addrs(
-        sock: *mut RawSocket,
-        laddr: *mut u32,
-        lport: *mut u16,
-        raddr: *mut u32,
-        rport: *mut u16,
-    ) -> c_int;
-    fn srnic_sock_port(sock: *mut RawSocket) -> c_int;
+    fn srnic_sock_addrs(sock: *mut RawSocket, local: *mut SrnicSockaddr, remote: *mut SrnicSockaddr) -> c_int;
     // `struct bio_vec` is passed as `void *`: its Rust view holds a `struct
     // page` pointer, which is not FFI-safe in every configuration.
     fn srnic_sock_send_bvec(
@@ -70,24 +64,35 @@ extern "C" {
     fn srnic_sock_read(sock: *mut RawSocket, f: RxFn, arg: *mut c_void) -> c_long;
 }
 
-/// An IPv4 socket address (address in network order as bytes, port in host order).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SockAddrV4 {
-    /// The address, most significant byte first.
-    pub(crate) addr: [u8; 4],
-    /// The port.
-    pub(crate) port: u16,
-}
+/// `sa_family` of an IPv4 address (AF_INET).
+pub(crate) const AF_INET: u16 = bindings::AF_INET as u16;
+/// `sa_family` of an IPv6 address (AF_INET6).
+pub(crate) const AF_INET6: u16 = bindings::AF_INET6 as u16;
 
-impl SockAddrV4 {
-    fn be(&self) -> u32 {
-        u32::from_ne_bytes(self.addr)
-    }
-    fn from_be(addr: u32, port: u16) -> Self {
-        Self {
-            addr: addr.to_ne_bytes(),
-            port,
+/// A socket address the module can use: an ABI address of family `AF_INET`
+/// (the first 4 bytes of `addr`; the rest and `scope_id` are zero) or
+/// `AF_INET6`, port in host order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SockAddr(SrnicSockaddr);
+
+impl SockAddr {
+    /// Checks an address from user space: `EAFNOSUPPORT` for a family other
+    /// than IPv4 or IPv6. An IPv4 address's unused bytes are ignored.
+    pub(crate) fn from_abi(a: &SrnicSockaddr) -> Result<Self> {
+        match a.family {
+            AF_INET => {
+                let mut v4 = SrnicSockaddr { family: AF_INET, port: a.port, ..Default::default() };
+                v4.addr[..4].copy_from_slice(&a.addr[..4]);
+                Ok(Self(v4))
+            }
+            AF_INET6 => Ok(Self(*a)),
+            _ => Err(eafnosupport()),
         }
+    }
+
+    /// The address as the ABI writes it.
+    pub(crate) fn abi(&self) -> &SrnicSockaddr {
+        &self.0
     }
 }
 
@@ -211,17 +216,20 @@ impl TcpSocket {
         self.sock.as_ptr()
     }
 
-    /// Creates a socket listening on `addr`.
-    pub(crate) fn listen(addr: SockAddrV4, backlog: i32) -> Result<Self> {
-        // SAFETY: `out` is a valid place for the result.
-        new_socket(|out| unsafe { srnic_sock_listen(addr.be(), addr.port, backlog, out) })
+    /// Creates a socket listening on `addr` (on `[::]`: IPv6 and, unless
+    /// the namespace's `net.ipv6.bindv6only` is set, IPv4).
+    pub(crate) fn listen(addr: &SockAddr, backlog: i32) -> Result<Self> {
+        // SAFETY: `addr.0` is a valid address for the call; `out` is a valid
+        // place for the result.
+        new_socket(|out| unsafe { srnic_sock_listen(&addr.0, backlog, out) })
     }
 
     /// Starts connecting to `addr` without waiting; [`Self::connect_result`]
     /// tells when the connection is there (a state event comes then).
-    pub(crate) fn connect(addr: SockAddrV4) -> Result<Self> {
-        // SAFETY: `out` is a valid place for the result.
-        new_socket(|out| unsafe { srnic_sock_connect(addr.be(), addr.port, out) })
+    pub(crate) fn connect(addr: &SockAddr) -> Result<Self> {
+        // SAFETY: `addr.0` is a valid address for the call; `out` is a valid
+        // place for the result.
+        new_socket(|out| unsafe { srnic_sock_connect(&addr.0, out) })
     }
 
     /// Whether the connection [`Self::connect`] started is established
@@ -269,20 +277,13 @@ impl TcpSocket {
         unsafe { srnic_sock_nodelay(self.raw()) }
     }
 
-    /// The local and remote addresses (the remote one zero if not connected).
-    pub(crate) fn addrs(&self) -> Result<(SockAddrV4, SockAddrV4)> {
-        let (mut la, mut lp, mut ra, mut rp) = (0u32, 0u16, 0u32, 0u16);
+    /// The local and remote addresses as the ABI writes them (the remote
+    /// one zero if not connected; an IPv4 peer of an IPv6 listener as IPv4).
+    pub(crate) fn addrs(&self) -> Result<(SrnicSockaddr, SrnicSockaddr)> {
+        let (mut local, mut remote) = (SrnicSockaddr::default(), SrnicSockaddr::default());
         // SAFETY: `self` is a live socket; the out pointers are valid.
-        to_result(unsafe { srnic_sock_addrs(self.raw(), &mut la, &mut lp, &mut ra, &mut rp) })?;
-        Ok((SockAddrV4::from_be(la, lp), SockAddrV4::from_be(ra, rp)))
-    }
-
-    /// The local port.
-    pub(crate) fn local_port(&self) -> Result<u16> {
-        // SAFETY: `self` is a live socket.
-        let r = unsafe { srnic_sock_port(self.raw()) };
-        to_result(r.min(0))?;
-        u16::try_from(r).map_err(|_| EINVAL)
+        to_result(unsafe { srnic_sock_addrs(self.raw(), &mut local, &mut remote) })?;
+        Ok((local, remote))
     }
 
     /// The current send MSS (payload bytes of a full segment).

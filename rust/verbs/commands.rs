@@ -14,6 +14,7 @@ use crate::{
         params::{self, PrivateData},
         startup,
     },
+    sys::socket::SockAddr,
     uapi::*,
     verbs::context::Context,
     verbs::cq::Cq,
@@ -202,10 +203,10 @@ pub(crate) fn listen(ctx: &Context, a: &mut SrnicListen) -> Result {
     if a.mpa_flags & !SRNIC_MPA_ALL != 0 {
         return Err(EINVAL);
     }
-    let addr = params::from_abi_addr(&a.addr)?;
+    let addr = SockAddr::from_abi(&a.addr)?;
     let mut o = ctx.objs.lock();
     let handle = o.listeners.next_handle()?;
-    let (l, port) = Listener::start(handle, addr, a.backlog, a.mpa_flags, ctx.conns.clone(), ctx.events.clone())?;
+    let (l, port) = Listener::start(handle, &addr, a.backlog, a.mpa_flags, ctx.conns.clone(), ctx.events.clone())?;
     match o.listeners.insert(l.clone()) {
         Ok(h) => a.listener_handle = h,
         Err(e) => {
@@ -229,7 +230,7 @@ pub(crate) fn connect(ctx: &Context, a: &SrnicConnect, pd: PrivateData) -> Resul
     if a.mpa_flags & !SRNIC_MPA_ALL != 0 {
         return Err(EINVAL);
     }
-    let addr = params::from_abi_addr(&a.addr)?;
+    let addr = SockAddr::from_abi(&a.addr)?;
     let cfg = params::mpa_config(a.mpa_flags, a.ird, a.ord);
     startup::connect(qp(ctx, a.qp_handle)?, addr, cfg, pd)
 }

@@ -29,10 +29,11 @@
 # control line (a virtio-serial port, see vm() below). The VMs share an
 # Ethernet link (virtio-net on both ends of a QEMU socket netdev in UDP mode
 # over loopback; the TCP mode leaves Nagle on and delayed every second frame
-# by 40 ms): a is 192.0.2.1, b is 192.0.2.2. Console logs are kept in
-# build/vm-logs/<timestamp>/. The run fails on any failed case, a
-# timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or kmemleak report in
-# either VM (a task hung for 20 s included), and ends with the line
+# by 40 ms): a is 192.0.2.1 and 2001:db8::1, b is 192.0.2.2 and 2001:db8::2.
+# Console logs are kept in build/vm-logs/<timestamp>/. The run fails on any
+# failed case, a timeout, or any kernel oops, BUG, WARNING, KASAN, lockdep or
+# kmemleak report in either VM (a task hung for 20 s included), and ends with
+# the line
 # "N passed, N failed". It prints each case as it starts and ends, the VM
 # time, the slowest cases and a warning for every case that took longer than
 # its budget ("# budget:" in the case). A VM that hangs while booting is

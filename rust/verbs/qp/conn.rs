@@ -16,7 +16,7 @@ use crate::{
         errno::{econnaborted, econnreset, enetdown, etimedout},
         ratelimit::net_ratelimit,
         param,
-        socket::{Attached, SocketEvent, SocketEvents, TcpSocket},
+        socket::{Attached, SocketEvent, SocketEvents, TcpSocket, AF_INET6},
         trace::{self, Cm},
     },
     uapi::*,
@@ -109,9 +109,6 @@ impl core::fmt::Display for AddrFmt<'_> {
         }
     }
 }
-
-/// `sa_family` of an IPv6 address (AF_INET6).
-const AF_INET6: u16 = 10;
 
 /// `SRNIC_QPS_*` for a connection state.
 pub(super) fn state_abi(s: State) -> u32 {

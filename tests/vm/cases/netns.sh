@@ -20,9 +20,10 @@ IP=/bin/ip
 P=$((XFER_PORT + 70))
 port_hex() { printf ':%04X' "$1"; }
 # listening_in NS PORT: whether a TCP socket listens on PORT in namespace NS
-# ("" for the initial one); /proc/net/tcp shows the reader's namespace.
+# ("" for the initial one); /proc/net/tcp and tcp6 show the reader's
+# namespace (srnic xfer -s listens on [::]).
 listening_in() {
-	local cmd="grep -q '$(port_hex "$2") 00000000:0000 0A' /proc/net/tcp"
+	local cmd="grep -qE '$(listen_pattern "$2")' /proc/net/tcp /proc/net/tcp6"
 	if [ -n "$1" ]; then $IP netns exec "$1" sh -c "$cmd"; else sh -c "$cmd"; fi
 }
 $IP netns add blue || fail "$IP netns add"
@@ -67,7 +68,7 @@ peer_wait xfer_srv 60 || fail "the peer's server failed"
 P3=$((P + 2))
 bg_start nobody_srv "su -s /bin/sh nobody -c 'srnic xfer -s -p $P3 -t 60 --count 1'"
 wait_until 30 listening_in "" "$P3" || { cat /tmp/nobody_srv.log; fail "no listener of uid 65534"; }
-uid=$(awk -v p="$(port_hex "$P3")" '$2 ~ p"$" && $4 == "0A" { print $8 }' /proc/net/tcp)
+uid=$(awk -v p="$(port_hex "$P3")" '$2 ~ p"$" && $4 == "0A" { print $8 }' /proc/net/tcp /proc/net/tcp6)
 expect_eq "owner of the unprivileged listener's socket" "$uid" 65534
 srnic xfer -c 127.0.0.1 -p "$P3" -t 60 --op send --size 4096 || fail "no transfer to the unprivileged listener"
 wait_until 60 test -f /tmp/nobody_srv.rc || fail "the unprivileged server did not finish"

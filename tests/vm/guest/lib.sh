@@ -765,17 +765,22 @@ siw_gone() {
 	rdma link delete siw0
 }
 
-# wait_listen PORT [peer]: waits until a TCP socket listens on PORT in this VM
-# (or the peer's): srnic's and siw's listeners are kernel sockets, so this works
-# for both. 30 s at most.
+# listen_pattern PORT: the grep -E pattern of a socket listening on PORT in
+# /proc/net/tcp or /proc/net/tcp6 (whatever its local address).
+listen_pattern() { printf ':%04X 0+:0000 0A' "$1"; }
+# tcp_listens PORT: whether a TCP socket, IPv4 or IPv6, listens on PORT in the
+# reader's network namespace.
+tcp_listens() { grep -qE "$(listen_pattern "$1")" /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+
+# wait_listen PORT [peer]: waits until a TCP socket (IPv4 or IPv6) listens on
+# PORT in this VM (or the peer's): srnic's and siw's listeners are kernel
+# sockets, so this works for both. 30 s at most.
 wait_listen() {
-	local hex
-	hex=$(printf ':%04X 00000000:0000 0A' "$1")
 	if [ "$2" = peer ]; then
-		peer "i=0; while ! grep -q '$hex' /proc/net/tcp; do i=\$((i+1)); [ \$i -gt 300 ] && exit 1; sleep 0.1; done"
+		peer ". /srnic/lib.sh; i=0; while ! tcp_listens $1; do i=\$((i+1)); [ \$i -gt 300 ] && exit 1; sleep 0.1; done"
 	else
 		local i=0
-		while ! grep -q "$hex" /proc/net/tcp; do
+		while ! tcp_listens "$1"; do
 			i=$((i + 1)); [ $i -gt 300 ] && return 1; sleep 0.1
 		done
 	fi

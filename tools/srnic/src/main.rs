@@ -50,9 +50,8 @@ struct Role {
     /// Be the server: listen and serve one client.
     #[arg(short = 's', long)]
     server: bool,
-    /// Be the client: connect to ADDR (an IPv4 address or a host name: each of
-    /// its IPv4 addresses in turn until one connects; the module supports IPv4
-    /// only).
+    /// Be the client: connect to ADDR (an IPv4 or IPv6 address, or a host
+    /// name: each of its addresses in turn until one connects).
     #[arg(short = 'c', long, value_name = "ADDR")]
     client: Option<String>,
 }
@@ -62,7 +61,8 @@ struct Net {
     /// The TCP port.
     #[arg(short = 'p', long, default_value_t = 18515)]
     port: u16,
-    /// Server: the local address to listen on (default 0.0.0.0; IPv4 only).
+    /// Server: the local address to listen on (default: every address, IPv6
+    /// and IPv4).
     #[arg(short = 'b', long, value_name = "ADDR")]
     bind: Option<String>,
     #[command(flatten)]
@@ -234,7 +234,8 @@ enum BlkCmd {
         /// The TCP port.
         #[arg(short = 'p', long, default_value_t = blk::DEFAULT_PORT)]
         port: u16,
-        /// The local address to listen on (default 0.0.0.0).
+        /// The local address to listen on (default: every address, IPv6 and
+        /// IPv4).
         #[arg(short = 'b', long, value_name = "ADDR")]
         bind: Option<String>,
         #[command(flatten)]

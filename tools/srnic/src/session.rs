@@ -2,7 +2,7 @@
 //! A connected queue pair for the CLI's tests: set-up on both sides, waiting
 //! for a particular work request's completion, and an orderly close.
 
-use crate::dial::resolve_v4;
+use crate::dial::resolve_first;
 use crate::util::{CmdResult, Fail};
 use serde::Serialize;
 use srnic::{
@@ -19,7 +19,7 @@ use std::time::Duration;
 pub struct NetOpts {
     /// The port to listen on or connect to.
     pub port: u16,
-    /// The server's local address (default: every IPv4 address).
+    /// The server's local address (default: every address, IPv6 and IPv4).
     pub bind: Option<String>,
     /// How long any single wait may take.
     pub timeout: Duration,
@@ -68,9 +68,8 @@ pub fn mpa_names<S: serde::Serializer>(m: &MpaFlags, s: S) -> Result<S::Ok, S::E
     s.collect_seq(m.names())
 }
 
-/// Listens at `opts.bind` (every IPv4 address by default; a name: its first
-/// IPv4 address) and `opts.port`,
-/// and waits for one request.
+/// Listens at `opts.bind` (by default every address, IPv6 and IPv4; a name:
+/// its first address) and `opts.port`, and waits for one request.
 pub fn wait_request(ctx: &Context, opts: &NetOpts) -> CmdResult<(Listener, ConnectRequest)> {
     let l = listen(ctx, opts)?;
     let r = next_request(&l, opts)?;
@@ -79,13 +78,34 @@ pub fn wait_request(ctx: &Context, opts: &NetOpts) -> CmdResult<(Listener, Conne
 
 /// Listens on the server address of `opts`.
 pub fn listen(ctx: &Context, opts: &NetOpts) -> CmdResult<Listener> {
-    let addr = match &opts.bind {
-        Some(host) => resolve_v4(host, opts.port)?,
-        None => SocketAddr::from(([0, 0, 0, 0], opts.port)),
+    let params = opts.params(ctx, Vec::new());
+    let l = match &opts.bind {
+        Some(host) => Listener::new(ctx, resolve_first(host, opts.port)?, 8, &params)?,
+        None => listen_any(ctx, opts.port, 8, &params)?,
     };
-    let l = Listener::new(ctx, addr, 8, &opts.params(ctx, Vec::new()))?;
     eprintln!("srnic: listening on {}", l.local_addr());
     Ok(l)
+}
+
+/// Listens on every address with `port`: on `[::]`, which takes IPv4 too
+/// (unless `net.ipv6.bindv6only` is set), or on `0.0.0.0` where the host
+/// has no IPv6 (the module answers `EAFNOSUPPORT`).
+pub fn listen_any(
+    ctx: &Context,
+    port: u16,
+    backlog: u32,
+    params: &ConnParams,
+) -> CmdResult<Listener> {
+    let any6 = SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port));
+    match Listener::new(ctx, any6, backlog, params) {
+        Err(e) if e.raw_os_error() == Some(libc::EAFNOSUPPORT) => Ok(Listener::new(
+            ctx,
+            SocketAddr::from(([0, 0, 0, 0], port)),
+            backlog,
+            params,
+        )?),
+        r => Ok(r?),
+    }
 }
 
 /// Waits for the next connection request on `l`.

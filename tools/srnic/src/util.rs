@@ -48,7 +48,9 @@ fn hint(e: &srnic::Error) -> &'static str {
             " (no access to the device: see its group and mode, set by the udev rule 60-srnic.rules)"
         }
         Some(libc::ENOMEM) => " (registered memory is charged to RLIMIT_MEMLOCK: try ulimit -l)",
-        Some(libc::EAFNOSUPPORT) => " (the srnic module supports IPv4 addresses only)",
+        Some(libc::EAFNOSUPPORT) => {
+            " (srnic speaks IPv4 and IPv6: for IPv6 the kernel needs CONFIG_IPV6 and no ipv6.disable=1)"
+        }
         _ => "",
     }
 }
@@ -153,7 +155,7 @@ mod tests {
             op: "SRNIC_IOCTL_LISTEN",
             source: os(libc::EAFNOSUPPORT),
         };
-        assert!(Fail::from(bind).to_string().contains("IPv4 addresses only"));
+        assert!(Fail::from(bind).to_string().contains("IPv4 and IPv6"));
         // ENOENT from anything but opening the device is not a missing module.
         let other = srnic::Error::Os {
             op: "SRNIC_IOCTL_QUERY_QP",
