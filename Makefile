@@ -37,16 +37,14 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 VARIANT ?= debug
-# The toolchain the test kernels are built with (scripts/common.sh); pass your
-# own when your kernel was built with something else.
-LLVM ?= -19
-RUSTC ?= /usr/bin/rustc
+# ARCH, LLVM and RUSTC come from KDIR's configuration (scripts/kmake.sh, which
+# fails early on a kernel without CONFIG_RUST or without the rustc it was built
+# with); set on the command line, they are used as given.
 # srnic_ktest.ko, the kernel verbs API's test module (Kbuild), only when asked
 # for (SRNIC_KTEST=m): what `make` builds is what `make modules_install`
 # installs. The VM tests build it with scripts/module.sh.
 SRNIC_KTEST ?= n
-KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) ARCH=x86_64 LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(RUSTC) \
-	SRNIC_KTEST=$(SRNIC_KTEST)
+KMAKE = MAKE="$(MAKE)" $(CURDIR)/scripts/kmake.sh $(KDIR) SRNIC_KTEST=$(SRNIC_KTEST)
 
 # The version of srnic and of its packages: Cargo.toml's [workspace.package]
 # version, the one place it is set (dkms.conf and srnic.pc get it from here).
@@ -77,10 +75,10 @@ KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
 all: modules
 
 modules:
-	$(KMAKE) modules
+	+$(KMAKE) modules
 
 modules_install: modules
-	$(KMAKE) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
+	+$(KMAKE) modules_install INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)
 	@# Kbuild runs depmod only when the kernel tree has its System.map.
 	depmod -a $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE)
 	install -D -m 0644 packaging/modules-load.d/srnic.conf $(DESTDIR)$(MODULESLOADDIR)/srnic.conf
@@ -114,7 +112,7 @@ check-pkg: deps
 	scripts/pkg-test.sh
 
 clean:
-	-$(KMAKE) clean 2>/dev/null
+	-+$(KMAKE) clean 2>/dev/null
 	rm -rf build target
 
 deps:

@@ -105,7 +105,8 @@ rsync -a --prune-empty-dirs \
 	--exclude='*.d' --exclude='*.rmeta' --exclude='modules.order' --exclude='Module.symvers' \
 	--include='/Kbuild' --include='/rust/proto/' --include='/rust/proto/src/***' --exclude='/rust/proto/**' \
 	--include='/rust/***' --include='/include/***' --include='/uapi/' --include='/uapi/srnic.h' \
-	--include='/uapi/src/***' --include='/clients/***' --exclude='*' \
+	--include='/uapi/src/***' --include='/clients/***' \
+	--include='/scripts/' --include='/scripts/kmake.sh' --exclude='*' \
 	"$SRNIC_TOP/" "$src/"
 sed "s/@VERSION@/$version/" "$SRNIC_TOP/dkms.conf" >"$src/dkms.conf"
 install -D -m 0644 "$SRNIC_TOP/packaging/modules-load.d/srnic.conf" \
@@ -122,8 +123,8 @@ control srnic-dkms all kernel "dkms (>= 3)" "srnic kernel modules (DKMS sources)
 	 .
 	 This package holds the sources of srnic.ko and of srnic_blk.ko (a block
 	 device over remote memory) for DKMS, which builds them for Rust-enabled
-	 (CONFIG_RUST) Linux 6.12 kernels on x86_64 with LLVM 19 and Debian's
-	 rustc, the udev rule of /dev/srnic and a modules-load.d file that loads
+	 (CONFIG_RUST) Linux 6.12 kernels with the compilers each kernel was built
+	 with (read from its configuration), the udev rule of /dev/srnic and a modules-load.d file that loads
 	 srnic at boot.
 EOF
 

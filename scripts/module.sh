@@ -32,8 +32,11 @@ inputs() {
 		! -name '*.mod*' ! -name '*.d' ! -name 'modules.order' ! -name 'Module.symvers' \
 		-print0 | sort -z | xargs -0 sha256sum)
 	sha256sum "$kdir/.config" "$kdir/Module.symvers"
-	echo "$kdir ${KMAKE_VARS[*]}"
+	echo "$kdir $vars"
 }
+# The toolchain KDIR was built with, from its configuration (as `make` and
+# DKMS find it); fails here, saying why, if it is not installed.
+vars=$("$SRNIC_TOP/scripts/kmake.sh" --vars "$kdir")
 stamp=$(inputs | sha256sum | cut -d' ' -f1)
 if [ -f "$out/stamp" ] && [ "$(cat "$out/stamp")" = "$stamp" ] &&
 	[ -f "$out/srnic.ko" ] && [ -f "$out/srnic_ktest.ko" ] && [ -f "$out/srnic_blk.ko" ]; then
@@ -44,7 +47,7 @@ fi
 rm -f "$out/stamp"
 # A full build: an up-to-date build prints nothing, and would hide warnings.
 find "$out/src" \( -name '*.o' -o -name '*.ko' \) -delete
-make -C "$kdir" M="$out/src" "${KMAKE_VARS[@]}" modules 2>&1 | tee "$out/build.log" >&2
+(cd "$out/src" && "$SRNIC_TOP/scripts/kmake.sh" "$kdir" modules) 2>&1 | tee "$out/build.log" >&2
 if grep -qiE '(^|[^a-z_])warning' "$out/build.log"; then
 	die "the module build printed warnings (see $out/build.log)"
 fi

@@ -96,7 +96,7 @@ done
 # srnic-dkms: the module sources for DKMS and nothing built, no test module.
 src=$root/usr/src/srnic-$version
 for f in dkms.conf Kbuild rust/srnic_main.rs rust/sys/miscdev.c rust/proto/src/lib.rs \
-	uapi/srnic.h uapi/src/abi.rs include/srnic/kverbs.h clients/blk/srnic_blk.c; do
+	uapi/srnic.h uapi/src/abi.rs include/srnic/kverbs.h clients/blk/srnic_blk.c scripts/kmake.sh; do
 	[ -f "$src/$f" ] || fail "srnic-dkms: no $f in /usr/src/srnic-$version"
 done
 extra=$(cd "$src" && find . -path ./tests -o -name '*.o' -o -name '*.ko' -o -name '*.cmd' -o -name Cargo.toml |
