@@ -173,7 +173,7 @@ fn take(f: impl Fn(&Arc<Client>) -> bool) -> Option<Arc<Client>> {
 /// Closes the clients a module going away left open.
 fn module_going(module: ModuleId) {
     while let Some(left) = take(|c| c.owner == module) {
-        pr_warn!("srnic: a kernel client module went away without srnic_kv_close(): closing its context\n");
+        pr_warn!("a kernel client module went away without srnic_kv_close(): closing its context\n");
         Client::close(left);
     }
 }

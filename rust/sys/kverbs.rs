@@ -110,7 +110,7 @@ pub(crate) extern "C" fn srnic_kv_close(ctx: *mut Client) {
         return;
     }
     if Client::close_ptr(ctx).is_err() {
-        pr_warn!("srnic: srnic_kv_close() of a context that is not open\n");
+        pr_warn!("srnic_kv_close() of a context that is not open\n");
     }
 }
 

@@ -124,7 +124,8 @@ SRNIC_CM_EVENT(srnic_disconnect);
 
 /*
  * A TERMINATE (RFC 5040 section 7.4), sent or received on QP `id`: the layer,
- * error type and code of its control field (Documentation/srnic/errors.rst).
+ * error type and code of its control field (Documentation/srnic/protocols.rst,
+ * "TERMINATE codes").
  */
 DECLARE_EVENT_CLASS(srnic_term_class,
 	TP_PROTO(int pid, u32 id, const struct srnic_sockaddr *local,

@@ -40,6 +40,13 @@ impl fmt::Display for Fail {
 /// What to do about an error, where the errno says it (empty otherwise).
 fn hint(e: &srnic::Error) -> &'static str {
     let open = matches!(e, srnic::Error::Open { .. });
+    let reg_mr = matches!(
+        e,
+        srnic::Error::Os {
+            op: "SRNIC_IOCTL_REG_MR",
+            ..
+        }
+    );
     match e.raw_os_error() {
         Some(libc::ENOENT | libc::ENXIO | libc::ENODEV) if open => {
             " (the srnic module is not loaded: modprobe srnic, or insmod srnic.ko)"
@@ -47,7 +54,9 @@ fn hint(e: &srnic::Error) -> &'static str {
         Some(libc::EACCES | libc::EPERM) if open => {
             " (no access to the device: see its group and mode, set by the udev rule 60-srnic.rules)"
         }
-        Some(libc::ENOMEM) => " (registered memory is charged to RLIMIT_MEMLOCK: try ulimit -l)",
+        Some(libc::ENOMEM) if reg_mr => {
+            " (registered memory is charged to RLIMIT_MEMLOCK: try ulimit -l)"
+        }
         Some(libc::EAFNOSUPPORT) => {
             " (srnic speaks IPv4 and IPv6: for IPv6 the kernel needs CONFIG_IPV6 and no ipv6.disable=1)"
         }
@@ -156,6 +165,18 @@ mod tests {
             source: os(libc::EAFNOSUPPORT),
         };
         assert!(Fail::from(bind).to_string().contains("IPv4 and IPv6"));
+        // ENOMEM names RLIMIT_MEMLOCK for a registration only (a full queue
+        // or table is not about locked memory).
+        let enomem = |op| srnic::Error::Os {
+            op,
+            source: os(libc::ENOMEM),
+        };
+        assert!(Fail::from(enomem("SRNIC_IOCTL_REG_MR"))
+            .to_string()
+            .contains("ulimit -l"));
+        assert!(!Fail::from(enomem("SRNIC_IOCTL_CREATE_QP"))
+            .to_string()
+            .contains("ulimit"));
         // ENOENT from anything but opening the device is not a missing module.
         let other = srnic::Error::Os {
             op: "SRNIC_IOCTL_QUERY_QP",
