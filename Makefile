@@ -61,6 +61,11 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 UDEVRULESDIR ?= $(PREFIX)/lib/udev/rules.d
 MODULESLOADDIR ?= $(PREFIX)/lib/modules-load.d
+# The rdma-core stand-ins (scripts/compat.sh), in a directory of their own off
+# the linker's path: `srnic exec` puts it on LD_LIBRARY_PATH for one program
+# (it looks in /usr/lib/srnic/rdma-compat and /usr/local/lib/srnic/rdma-compat).
+COMPATDIR ?= $(PREFIX)/lib/srnic/rdma-compat
+COMPAT_LIBS = libibverbs.so.1 librdmacm.so.1 libmlx5.so.1 libefa.so.1
 # The shared library's SONAME (libsrnic.so.N), set by tools/libsrnic-c/build.rs
 # and read back from the built library.
 CARGO_OUT = $(CURDIR)/target/release
@@ -99,6 +104,9 @@ install: user
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 		-e 's|@VERSION@|$(VERSION)|' packaging/srnic.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/srnic.pc
 	install -D -m 0644 packaging/udev/60-srnic.rules $(DESTDIR)$(UDEVRULESDIR)/60-srnic.rules
+	scripts/compat.sh build $(CURDIR)/build/rdma-compat
+	install -d $(DESTDIR)$(COMPATDIR)
+	install -m 0644 $(addprefix $(CURDIR)/build/rdma-compat/,$(COMPAT_LIBS)) $(DESTDIR)$(COMPATDIR)/
 	@# The dynamic linker's cache, on a real installation by root.
 	if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig; fi
 

@@ -51,6 +51,10 @@ strip --remove-section=.comment --remove-section=.note "$work/stage/usr/bin/srni
 strip --remove-section=.comment --remove-section=.note --strip-unneeded "$work/stage/$libdir/$soname"
 strip --strip-debug --remove-section=.comment --remove-section=.note --enable-deterministic-archives \
 	"$work/stage/$libdir/libsrnic.a"
+compat=usr/lib/srnic/rdma-compat
+for f in "$work/stage/$compat"/*.so.1; do
+	strip --remove-section=.comment --remove-section=.note --strip-unneeded "$f"
+done
 
 # pkg NAME: a fresh package root with its copyright file.
 pkg() {
@@ -128,15 +132,21 @@ control srnic-dkms all kernel "dkms (>= 3)" "srnic kernel modules (DKMS sources)
 	 srnic at boot.
 EOF
 
-# srnic-tools: the srnic tool.
+# srnic-tools: the srnic tool, and the rdma-core stand-ins `srnic exec` runs
+# programs on. Their Depends leave out the stand-in librdmacm's libibverbs.so.1,
+# which is the stand-in beside it, not rdma-core's.
 pkg srnic-tools
-move srnic-tools usr/bin/srnic
-control srnic-tools "$arch" net "$(shlibdeps srnic-tools "$work/srnic-tools/usr/bin/srnic")" \
+move srnic-tools usr/bin/srnic "$compat/libibverbs.so.1" "$compat/librdmacm.so.1" \
+	"$compat/libmlx5.so.1" "$compat/libefa.so.1"
+control srnic-tools "$arch" net "$(shlibdeps srnic-tools "$work/srnic-tools/usr/bin/srnic" \
+	"$work/srnic-tools/$compat/libibverbs.so.1" "$work/srnic-tools/$compat/libmlx5.so.1" \
+	"$work/srnic-tools/$compat/libefa.so.1")" \
 	"srnic command-line tool" "Recommends: srnic-dkms" <<-EOF
 	 The srnic tool talks to /dev/srnic, the software RDMA NIC srnic: device
 	 information and counters, ping-pong and verified transfers, RMPP, the
 	 block device server of srnic_blk, and rdma-core programs through srnic's
-	 stand-ins (srnic exec).
+	 stand-ins of libibverbs and librdmacm (srnic exec), which it installs in
+	 /usr/lib/srnic/rdma-compat, off the linker's path.
 EOF
 
 # libsrnicN: the shared library, named by its SONAME.

@@ -86,6 +86,9 @@ done
 same "srnic-dkms: Depends" "$(field srnic-dkms Depends)" "dkms (>= 3)"
 same "libsrnic-dev: Depends" "$(field libsrnic-dev Depends)" "libsrnic1 (= $version), linux-libc-dev"
 grep -q 'libc6' <<<"$(field srnic-tools Depends)" || fail "srnic-tools: no libc6 in Depends"
+# Its rdma-core stand-ins need no rdma-core (their libibverbs is the stand-in).
+! grep -q 'libibverbs\|librdmacm' <<<"$(field srnic-tools Depends)" ||
+	fail "srnic-tools depends on rdma-core: $(field srnic-tools Depends)"
 grep -q 'libc6' <<<"$(field libsrnic1 Depends)" || fail "libsrnic1: no libc6 in Depends"
 
 root=$work/root
@@ -137,14 +140,18 @@ same "pkg-config --cflags --libs srnic (unpacked)" "$flags" "-I$root/usr/include
 gcc -O2 -Wall -Wextra -Werror -o "$work/c_example.unpacked" "$SRNIC_TOP/tools/libsrnic-c/examples/c_example.c" $flags
 grep -q 'Shared library: \[libsrnic.so.1\]' <<<"$(readelf -d "$work/c_example.unpacked")" ||
 	fail "c_example (unpacked tree) does not need libsrnic.so.1"
-# srnic-tools: the tool runs.
+# srnic-tools: the tool runs; the stand-ins `srnic exec` uses are beside it.
 "$root/usr/bin/srnic" --version >/dev/null || fail "srnic --version failed"
+for f in libibverbs.so.1 librdmacm.so.1 libmlx5.so.1 libefa.so.1; do
+	[ -f "$root/usr/lib/srnic/rdma-compat/$f" ] || fail "srnic-tools: no /usr/lib/srnic/rdma-compat/$f"
+done
 
 # ---------------------------------------------------------------------------
 phase "2. make install with the default PREFIX, into a DESTDIR"
 make -s --no-print-directory -C "$SRNIC_TOP" install DESTDIR="$work/local" >&2
 for f in bin/srnic lib/libsrnic.so.1 lib/libsrnic.so lib/libsrnic.a include/srnic/srnic_verbs.h \
-	include/srnic/srnic.h lib/pkgconfig/srnic.pc lib/udev/rules.d/60-srnic.rules; do
+	include/srnic/srnic.h lib/pkgconfig/srnic.pc lib/udev/rules.d/60-srnic.rules \
+	lib/srnic/rdma-compat/libibverbs.so.1 lib/srnic/rdma-compat/librdmacm.so.1; do
 	[ -e "$work/local/usr/local/$f" ] || fail "make install: no /usr/local/$f"
 done
 same "make install: srnic.pc libdir" "$(pkg-config --variable=libdir "$work/local/usr/local/lib/pkgconfig/srnic.pc")" \
@@ -191,6 +198,15 @@ gcc -O2 -Wall -Wextra -Werror -o "$work/c_example.static" "$SRNIC_TOP/tools/libs
 out=$("$work/c_example" -s 2>&1) && fail "c_example ran without /dev/srnic?"
 [ -e /dev/srnic ] || case "$out" in *srnic*) ;; *) fail "c_example: unexpected output: $out" ;; esac
 srnic --version >/dev/null || fail "the installed srnic does not run"
+# srnic exec finds the installed stand-ins, and a program run through it
+# loads them, not rdma-core's.
+same "srnic exec: LD_LIBRARY_PATH" "$(cd / && /usr/bin/srnic exec -- sh -c 'echo "${LD_LIBRARY_PATH%%:*}"')" \
+	/usr/lib/srnic/rdma-compat
+if [ -x /usr/bin/ibv_devices ]; then
+	grep -q "libibverbs.so.1 => /usr/lib/srnic/rdma-compat/libibverbs.so.1 " \
+		<<<"$(/usr/bin/srnic exec -- ldd /usr/bin/ibv_devices)" ||
+		fail "ibv_devices through srnic exec does not load the installed stand-in"
+fi
 # The udev rule: it parses, and on a misc device of this host (with KERNEL==
 # that device's name) it sets the mode it states. udevadm test only shows
 # what it would do.
