@@ -8,7 +8,7 @@ use crate::{
     proto::rmpp::{Completion, RecvStatus, SendStatus},
     sys::{
         netdev::{now_ns, PortOwner, PORT_COUNTERS},
-        wq,
+        trace, wq,
     },
     uapi::*,
     verbs::stats::{self, Rmpp},
@@ -21,11 +21,19 @@ use kernel::{
 /// Frames one work run takes off the queue before it yields.
 const RX_BUDGET: usize = 256;
 
+/// Most `srnic_rmpp_drop` events one work run emits per port counter: a
+/// flood of bad frames is counted in full but not traced frame by frame.
+const PORT_DROPS_TRACED: u64 = 1024;
+
 impl Ep {
     pub(super) fn kick(self: &Arc<Self>) {
         let _ = wq::queue().enqueue(self.clone());
     }
 
+    /// Folds the counters of the frames the port's packet handler dropped
+    /// before the endpoint saw them into the module's statistics, and traces
+    /// each (`srnic_rmpp_drop`, up to [`PORT_DROPS_TRACED`] a run; the
+    /// handler keeps counts only, so without the peer's NID).
     pub(super) fn account_port(&self, g: &mut Inner, pc: &[u64; PORT_COUNTERS]) {
         const MAP: [Rmpp; PORT_COUNTERS] = [
             Rmpp::drop_short,
@@ -35,7 +43,11 @@ impl Ep {
             Rmpp::drop_queue_full,
         ];
         for ((c, now), seen) in MAP.iter().zip(pc.iter()).zip(g.seen_port.iter_mut()) {
-            stats::add(*c, now.saturating_sub(*seen));
+            let new = now.saturating_sub(*seen);
+            stats::add(*c, new);
+            for _ in 0..new.min(PORT_DROPS_TRACED) {
+                trace::rmpp_drop(self.site(), u32::MAX, c.name());
+            }
             *seen = *now;
         }
     }

@@ -2,9 +2,11 @@
 # budget: 40
 # rmpp_bad_frames: frames with a bad version, garbage, truncated headers and
 # payloads, unknown or foreign NIDs and inconsistent fields are dropped and
-# counted by reason; no kernel report; the endpoint keeps working. The frames
-# the endpoint drops (unknown NIDs, malformed) are traced (srnic_rmpp_drop,
-# one per frame, with the counter's name), the receiver's pid and NID.
+# counted by reason; no kernel report; the endpoint keeps working. Every
+# dropped frame is traced (srnic_rmpp_drop, one per frame, with the counter's
+# name, the receiver's pid and NID): those the endpoint drops (unknown NIDs,
+# malformed) and those the port's packet handler drops first (short, bad
+# version or type, another NID).
 . /srnic/lib.sh
 unload_srnic_both
 load_srnic_both
@@ -41,7 +43,7 @@ expect_eq "nothing delivered" "$(peer_rmpp_stat msgs_received)" 0
 rpid=$(peer ". /srnic/lib.sh; pid_of 'srnic rmpp recv'") || fail "no one RMPP receiver on b"
 echo "-- b's first srnic_rmpp_drop events (the receiver is pid $rpid):"
 peer ". /srnic/lib.sh; trace_lines rmpp_drop | head -n 4"
-for c in drop_unknown_nid drop_malformed; do
+for c in $DROPS; do
 	expect_eq "$c traced on b" "$(peer_trace_count rmpp_drop "pid=$rpid ep=[0-9]+ ifindex=[0-9]+ nid=2 peer=[0-9]+ reason=$c\$")" \
 		"$(peer_rmpp_stat $c)"
 done
