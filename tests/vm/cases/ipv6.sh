@@ -17,6 +17,8 @@
 #     address.
 . /srnic/lib.sh
 C=$(count 5 50)
+/bin/ip -6 addr show dev eth0 | grep -q "inet6 $ADDR6/64" || fail "no $ADDR6 on eth0 here"
+peer "/bin/ip -6 addr show dev eth0" | grep -q "inet6 $PEER6/64" || fail "no $PEER6 on eth0 on the peer"
 load_srnic_both
 trace_start
 peer '. /srnic/lib.sh; trace_start'

@@ -26,7 +26,7 @@ peer "srnic res" | tee /tmp/res_b || fail "srnic res on b"
 echo "-- srnic res here:"
 srnic res | tee /tmp/res_a || fail "srnic res here"
 who="pid $spid uid 0 ctx [0-9]+"
-expect_eq "b: the server's listener" "$(grep -cE "^listen [0-9]+ $who addr 0\.0\.0\.0:$P " /tmp/res_b)" 1
+expect_eq "b: the server's listener" "$(grep -cE "^listen [0-9]+ $who addr \[::\]:$P " /tmp/res_b)" 1
 grep -qE "^qp [0-9]+ $who state rts local $PEER:$P remote $ADDR:[0-9]+ mpa .* ird [0-9]+ ord [0-9]+ sq [0-9]+/[0-9]+ " /tmp/res_b ||
 	fail "b: no connected QP of the server"
 expect_eq "b: the export's region (1 MiB, 256 pages pinned)" \
@@ -42,7 +42,7 @@ expect_eq "b: what nobody sees of root's" "$(asnobody 'srnic res' | wc -l)" 0
 peer_bg nobody_srv "su -s /bin/sh nobody -c 'srnic xfer -s -p 7321 -t 60'"
 wait_listen 7321 peer || fail "nobody's xfer server did not listen"
 asnobody 'srnic res' | tee /tmp/res_nobody
-expect_eq "b: nobody sees its listener" "$(grep -cE "^listen [0-9]+ pid [0-9]+ uid 65534 ctx [0-9]+ addr 0\.0\.0\.0:7321 " /tmp/res_nobody)" 1
+expect_eq "b: nobody sees its listener" "$(grep -cE "^listen [0-9]+ pid [0-9]+ uid 65534 ctx [0-9]+ addr \[::\]:7321 " /tmp/res_nobody)" 1
 expect_eq "b: and nothing else" "$(wc -l </tmp/res_nobody)" 1
 expect_eq "b: root sees both listeners" "$(peer 'srnic res listen' | wc -l)" 2
 
