@@ -22,6 +22,9 @@ Writes into OUTDIR:
   system's 1-QP run and to siw, and the slowest QP's share of it as a
   fraction of the fair share, with the issue's goals at 256 QPs; the kernel
   memory per idle QP on each VM, srnic against siw;
+- the RMPP row (rmpp_bw), when the samples have it: srnic's RMPP against a
+  raw AF_PACKET program moving the same bytes, MiB/s, their paired ratio
+  with the issue's goal, and each system's CPU time per GiB on both VMs;
 - the block rows, when the samples have them: fio's IOPS or MiB/s on
   srnic_blk, NBD, NVMe over TCP and NVMe over RDMA (siw), and the ratios
   srnic_blk/each, paired the same way;
@@ -67,6 +70,10 @@ ROW_ORDER = [
 # others VM a (the client) sends.
 MOVE_ROWS = ["write_bw", "read_bw", "send_bw", "write_rate", "send_rate", "stream", "stream_rate", "qps"]
 B_SENDS = {"read_bw"}
+# The RMPP row: srnic's RMPP against a raw AF_PACKET program, and the
+# performance issue's goal, RMPP at least 0.8 of the raw link's bandwidth.
+RMPP_SYSTEMS = ["rmpp", "af_packet"]
+RMPP_GOALS = [("rmpp/af_packet", 0.8, "min")]
 # The block rows (fio on each remote block device): systems and row order.
 BLK_SYSTEMS = ["srnic_blk", "nbd", "nvme-tcp", "nvme-rdma"]
 BLK_ROW_ORDER = ["blk_randread", "blk_randwrite", "blk_read", "blk_write"]
@@ -177,7 +184,8 @@ def goal_text(ratios, goals):
     for name, bound, kind in goals:
         v = ratios.get(name)
         ok = v is not None and (v >= bound if kind == "min" else v <= bound)
-        parts.append(f"{name} {'≥' if kind == 'min' else '≤'} {bound}: {'met' if ok else 'not met'}")
+        verdict = "no figure" if v is None else "met" if ok else "not met"
+        parts.append(f"{name} {'≥' if kind == 'min' else '≤'} {bound}: {verdict}")
     return "; ".join(parts)
 
 
@@ -253,6 +261,50 @@ def cpu_tables(rows, keys):
                 cells.append(goal_text(ratios, CPU_GOALS.get((test, size), [])))
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
+    return out
+
+
+def rmpp_table(rows, data, incomplete):
+    """The RMPP table (none when the samples have no rmpp_bw row): MiB/s of
+    each system, their paired ratio and goal, and CPU-seconds per GiB moved
+    on VM a (the sender) and VM b."""
+    keys = sorted(k for k in data if k[0] == "rmpp_bw")
+    if not keys:
+        return []
+    cpu = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        if r["test"] == "rmpp_bw" and r["bytes"] and None not in (r["cpu_a"], r["cpu_b"]):
+            cpu[(r["size"], r["system"])]["a"].append(r["cpu_a"] * (1 << 30) / r["bytes"])
+            cpu[(r["size"], r["system"])]["b"].append(r["cpu_b"] * (1 << 30) / r["bytes"])
+    out = [
+        "RMPP: the bandwidth rows' bytes, in messages of the size given, from VM a to VM b: srnic's "
+        "RMPP (`srnic rmpp bw`, every message acknowledged and verified) against "
+        "a raw AF_PACKET program sending the same payload in MTU-sized frames "
+        "through mmap'ed rings (no protocol, no reliability; its figure is what "
+        "VM b received per second). MiB/s (higher is better); CPU-seconds per "
+        "GiB on each VM (lower is better).",
+        "",
+    ]
+    head = ["row", "message", "unit"] + RMPP_SYSTEMS + ["rmpp/af_packet"]
+    head += [f"{s} cpu {v}" for s in RMPP_SYSTEMS for v in ("a", "b")] + ["goal"]
+    out.append("| " + " | ".join(head) + " |")
+    out.append("|" + "|".join("---" for _ in head) + "|")
+    for test, size in keys:
+        d = dict(data[(test, size)])
+        med = {s: statistics.median(v.values()) if v else None for s, v in d.items()}
+        for s in RMPP_SYSTEMS:
+            if not d.get(s):
+                incomplete.append(f"{test} {size}: no {s} figure")
+        ratios = {"rmpp/af_packet": paired_ratio(d, "rmpp", "af_packet")}
+        cells = [test, size_name(size), "MiB/s"] + [fmt(med.get(s)) for s in RMPP_SYSTEMS]
+        cells.append(fmt(ratios["rmpp/af_packet"]))
+        for s in RMPP_SYSTEMS:
+            for v in ("a", "b"):
+                got = cpu[(size, s)][v]
+                cells.append(fmt(statistics.median(got)) if got else "-")
+        cells.append(goal_text(ratios, RMPP_GOALS))
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
     return out
 
 
@@ -380,6 +432,7 @@ def report(rows, clock):
     out += qps_tables(data, incomplete)
     qps_keys = sorted(k for k in data if k[0] == "qps")
     out += cpu_tables(rows, keys + qps_keys)
+    out += rmpp_table(rows, data, incomplete)
     blk_keys = sorted(
         (k for k in data if k[0] in BLK_ROW_ORDER),
         key=lambda k: (BLK_ROW_ORDER.index(k[0]), k[1]),
@@ -421,7 +474,7 @@ def report(rows, clock):
         sent[r["system"]] += r["frames"]
         lost[r["system"]] += r["lost"]
     parts = []
-    for s in SYSTEMS + BLK_SYSTEMS:
+    for s in SYSTEMS + RMPP_SYSTEMS + BLK_SYSTEMS:
         if sent[s]:
             parts.append(f"{s} {lost[s]} of {sent[s]} ({100.0 * lost[s] / sent[s]:.3f} %)")
     out.append("Frames lost by the virtual link during the runs: " + ", ".join(parts) + ".")

@@ -13,10 +13,11 @@
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
 # message rate of ib_write_bw and ib_send_bw; the TCP rows stay) and only
 # these of the qp_fair rows (qps: 1, 16 and 256 QPs at once; idle_mem: the
-# kernel memory of idle QPs), --sizes only these bandwidth message sizes in
-# bytes: a quicker run to judge one change.
-# --rows rdma runs only the RDMA and TCP rows, --rows blk only the block rows
-# (srnic_blk against NBD and NVMe over TCP and RDMA).
+# kernel memory of idle QPs), and rmpp_bw (RMPP against raw AF_PACKET) only
+# when named; --sizes only these bandwidth message sizes in bytes: a quicker
+# run to judge one change.
+# --rows rdma runs only the RDMA, RMPP and TCP rows, --rows blk only the block
+# rows (srnic_blk against NBD and NVMe over TCP and RDMA).
 # --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
 # rig and the report, not a measurement).
 set -euo pipefail

@@ -11,7 +11,7 @@
 # of the cases; their samples land in <logs>/files/bench.csv, and the host's
 # clock stamps of the guest's clock check in <logs>/clock (scripts/bench.sh
 # makes the report); --bench-tiny runs them at bench_smoke's tiny size,
-# --bench-rows only the RDMA and TCP rows or only the block rows,
+# --bench-rows only the RDMA, RMPP and TCP rows or only the block rows,
 # --bench-tests only these perftest programs (write_bw, send_lat, ...) and
 # --bench-sizes only these bandwidth message sizes (bytes).
 # --long runs the cases with their full repetition counts (make check-long).

@@ -9,10 +9,11 @@
 # ib_send_lat, the 64-byte message rate of ib_write_bw (and iperf3's 64-byte
 # writes), srnic with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel
 # memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
-# NBD, NVMe over TCP and over RDMA). Every row must give a figure on every
-# system, and every bandwidth, message-rate and many-QPs run its CPU time
-# and context switches on both VMs; no figure is judged: a benchmark is not
-# a test. The host check
+# NBD, NVMe over TCP and over RDMA). Both run the RMPP row (2 MiB in 1 MiB
+# messages, srnic's RMPP and a raw AF_PACKET program). Every row must give a
+# figure on every system, and every bandwidth, message-rate and many-QPs run
+# its CPU time and context switches on both VMs; no figure is judged: a
+# benchmark is not a test. The host check
 # (tests/vm/host/bench_smoke.sh) makes the report from the exported samples.
 . /srnic/lib.sh
 BENCH_TINY=1
@@ -52,6 +53,7 @@ if [ -n "$BENCH_IDLE_QPS" ]; then
 	set -- $IDLE_SYSTEMS
 	want=$((want + 2 * $#))
 fi
+[ "$BENCH_RMPP" = 1 ] && want=$((want + 2))
 if [ "$BENCH_ROWS" = all ]; then
 	set -- $BLK_ROWS
 	nrows=$#

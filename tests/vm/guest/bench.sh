@@ -5,7 +5,7 @@
 #
 # Settings (environment): BENCH_REPS repetitions (default 5), BENCH_TINY=1
 # for one message size and short runs (make check), BENCH_ROWS all (default),
-# rdma (the RDMA and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
+# rdma (the RDMA, RMPP and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
 # BENCH_LAT_TESTS the perftest programs to run (default: all six), or
 # BENCH_TESTS a comma-separated list of them (make bench TESTS=...; the TCP
 # rows stay), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
@@ -15,7 +15,8 @@
 # BENCH_QPS the QP counts of the many-QPs rows (default 1 16 256, tiny 1 16;
 # set but empty: none), BENCH_IDLE_QPS the QPs of the idle-memory row (default
 # 256, tiny 16; set but empty: none; BENCH_TESTS names these rows qps and
-# idle_mem), BENCH_CSV the samples' file (default /tmp/bench.csv).
+# idle_mem), BENCH_RMPP=0 to leave out the RMPP row (BENCH_TESTS names it
+# rmpp_bw), BENCH_CSV the samples' file (default /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
 # other (A B C A B C ...), so that slow drifts of the emulated machine affect
@@ -36,6 +37,16 @@
 # client) and VM b (the server): the growth of /proc/meminfo's Slab +
 # KernelStack + PageTables + VmallocUsed from when the first IDLE_WARM were
 # established to when all are, divided by N.
+# The RMPP row (rmpp_bw) moves RMPP_MSGS messages of RMPP_SIZE bytes (BW_BYTES
+# in all) from VM a to VM b on two systems:
+#   rmpp       srnic's Sandia RMPP: `srnic rmpp bw` here, `srnic rmpp recv`
+#              (verifying every message) on VM b; its figure is the sender's
+#              MiB/s, every message acknowledged
+#   af_packet  tests/vm/progs/pkt_bw: the same payload bytes in frames of the
+#              link's MTU through AF_PACKET sockets with mmap'ed rings, no
+#              protocol and no reliability; its figure is what VM b received
+#              per second from its first frame to its last (frames the link
+#              lost are not sent again: the raw link's ceiling)
 # The block rows compare srnic_blk with the
 # remote block devices Linux has, each exporting 64 MiB of VM b's memory to fio
 # on VM a (io_uring, O_DIRECT, one job, time-based):
@@ -85,6 +96,10 @@ else
 	IDLE_QPS=${BENCH_IDLE_QPS-256}
 	IDLE_WARM=64
 fi
+RMPP_SIZE=1048576
+RMPP_MSGS=$((BW_BYTES / RMPP_SIZE))
+RMPP_SYSTEMS="rmpp af_packet"
+BENCH_RMPP=${BENCH_RMPP:-1}
 # The message-rate rows' message size.
 RATE_SIZE=64
 RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
@@ -100,7 +115,7 @@ BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
-	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS=
+	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0
 	qps_named=0 idle_named=0
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
@@ -109,7 +124,8 @@ if [ -n "${BENCH_TESTS:-}" ]; then
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
 		qps) qps_named=1 ;;
 		idle_mem) idle_named=1 ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem)" ;;
+		rmpp_bw) BENCH_RMPP=1 ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw)" ;;
 		esac
 	done
 	[ $qps_named = 1 ] || QPS_COUNTS=
@@ -222,6 +238,8 @@ bench_pair() {
 		echo "-- server side (peer):"
 		echo "$SRV_OUT"
 		echo "bench: '$3' on $1 exited $CLI_RC (server $SRV_RC)"
+		echo "bench: user-space crashes here: $(crash_lines)"
+		echo "bench: and on VM b: $(peer ". /srnic/lib.sh; crash_lines")"
 		CLI_OUT=
 	fi
 }
@@ -507,7 +525,41 @@ bench_clock() {
 	echo "BENCH-CLOCK end $(cut -d' ' -f1 /proc/uptime)"
 }
 
-# bench_rdma_rows REP: the RDMA and TCP rows of one repetition.
+# rmpp_run REP SYSTEM: the rmpp_bw row on SYSTEM (rmpp or af_packet), BW_BYTES
+# from here to VM b, with the CPU fields.
+rmpp_run() {
+	local rep=$1 sys=$2 before out fig bytes=$((RMPP_MSGS * RMPP_SIZE))
+	before=$(frames_now)
+	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
+	case $sys in
+	rmpp)
+		peer_bg rmpp_bw_srv "srnic rmpp recv -n 2 -C $RMPP_MSGS --max-size $RMPP_SIZE -t 60"
+		rmpp_wait_ready rmpp_bw_srv 60 || fail "bench: the RMPP receiver did not start"
+		bench_cpu_mark before
+		out=$(timeout "$T" srnic rmpp bw -n 1 --to 2 -C "$RMPP_MSGS" -S "$RMPP_SIZE" -t 60 2>&1)
+		bench_cpu_mark after
+		peer_wait rmpp_bw_srv 60 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP receiver failed"; }
+		# rmpp bw: N x S bytes in T s: R MB/s
+		fig=$(echo "$out" | sed -n 's/^rmpp bw: \([0-9]*\) x \([0-9]*\) bytes in \([0-9.]*\) s: .*/\1 \2 \3/p' |
+			awk '$3 > 0 { printf "%.2f\n", $1 * $2 / $3 / 1048576 }')
+		;;
+	af_packet)
+		peer_bg pkt_bw_srv "pkt_bw recv eth0 $bytes 2000"
+		rmpp_wait_ready pkt_bw_srv 60 || fail "bench: pkt_bw recv did not start"
+		bench_cpu_mark before
+		out=$(timeout "$T" pkt_bw send eth0 "$(peer "cat /sys/class/net/eth0/address")" "$bytes" 2>&1)
+		bench_cpu_mark after
+		echo "$out"
+		# pkt_bw: recv bytes B frames F lost_bytes L time_s T mib_s R
+		out=$(peer_wait pkt_bw_srv 60) || { echo "$out"; out=; echo "bench: pkt_bw recv failed"; }
+		echo "$out"
+		fig=$(echo "$out" | sed -n 's/^pkt_bw: recv .* mib_s \([0-9.]*\)$/\1/p')
+		;;
+	esac
+	record "$rep" rmpp_bw "$RMPP_SIZE" "$sys" "$fig" MiB/s "$before" "$(cpu_fields "$bytes")"
+}
+
+# bench_rdma_rows REP: the RDMA, RMPP and TCP rows of one repetition.
 bench_rdma_rows() {
 	local rep=$1 size test sys n
 	for size in $BW_SIZES; do
@@ -542,6 +594,11 @@ bench_rdma_rows() {
 			idle_run "$rep" "$IDLE_QPS" "$sys"
 		done
 	fi
+	if [ "$BENCH_RMPP" = 1 ]; then
+		for sys in $RMPP_SYSTEMS; do
+			rmpp_run "$rep" "$sys"
+		done
+	fi
 }
 
 # bench_blk_rows REP: the block rows of one repetition.
@@ -568,6 +625,9 @@ bench_main() {
 	load_srnic_both
 	siw_up
 	siw_peer_up
+	if [ $rdma = 1 ] && [ "$BENCH_RMPP" = 1 ]; then
+		rmpp_setup || fail "bench: the RMPP node tables"
+	fi
 	bench_say "guest: $(nproc) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"
 	if [ $blk = 1 ]; then
 		insmod /srnic/srnic_blk.ko || fail "bench: insmod srnic_blk"

@@ -319,6 +319,10 @@ case_cleanup() { # case_cleanup VERDICT
 		dmesg | grep -i srnic | tail -n 20
 		echo "and on the peer:"
 		peer "dmesg | grep -i srnic | tail -n 20"
+		# A program that died of a signal (the kernel names it, the
+		# address and the library it was in).
+		echo "user-space crashes here: $(crash_lines)"
+		echo "and on the peer: $(peer ". /srnic/lib.sh; crash_lines")"
 		# And what the background commands of the case printed last.
 		bg_logs
 		peer ". /srnic/lib.sh; bg_logs"
@@ -502,6 +506,15 @@ bg_start() {
 		</dev/null >/dev/null 2>&1 &
 	echo $! >>/tmp/.bg_sessions
 	echo "$1" >>/tmp/.bg_names
+}
+
+# crash_lines: the kernel's lines about programs that died of a signal in
+# this VM (segfault, general protection, trap: the program, the address and
+# the library it was in), the last 5, or "none".
+crash_lines() {
+	local l
+	l=$(dmesg | grep -E ': segfault at |general protection( fault)? ip|\] trap [a-z ]+ ip' | tail -n 5)
+	echo "${l:-none}"
 }
 
 # bg_logs: the last lines of every background command bg_start started in
