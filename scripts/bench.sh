@@ -11,7 +11,8 @@
 #
 # --tests runs only these perftest programs (write_bw, read_bw, send_bw,
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
-# message rate of ib_write_bw and ib_send_bw; the TCP rows stay) and only
+# message rate of ib_write_bw and ib_send_bw; the TCP ping-pong stays, the
+# TCP stream with any bandwidth row) and only
 # these of the qp_fair rows (qps: 1, 16 and 256 QPs at once; idle_mem: the
 # kernel memory of idle QPs), and rmpp_bw (RMPP against raw AF_PACKET) only
 # when named; --sizes only these bandwidth message sizes in bytes: a quicker

@@ -8,7 +8,7 @@
 # rdma (the RDMA, RMPP and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
 # BENCH_LAT_TESTS the perftest programs to run (default: all six), or
 # BENCH_TESTS a comma-separated list of them (make bench TESTS=...; the TCP
-# rows stay), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
+# ping-pong stays, and TCP's stream with any bandwidth row), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
 # BENCH_RATE_TESTS the 64-byte message-rate rows (default: write_rate
 # send_rate, ib_write_bw and ib_send_bw at 64 bytes; BENCH_TESTS names them
 # too), BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc),
@@ -119,12 +119,12 @@ if [ -n "${BENCH_TESTS:-}" ]; then
 	qps_named=0 idle_named=0
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
+		rmpp_bw) BENCH_RMPP=1 ;;
 		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
 		*_lat) BENCH_LAT_TESTS="$BENCH_LAT_TESTS $t" ;;
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
 		qps) qps_named=1 ;;
 		idle_mem) idle_named=1 ;;
-		rmpp_bw) BENCH_RMPP=1 ;;
 		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw)" ;;
 		esac
 	done
@@ -563,7 +563,8 @@ rmpp_run() {
 bench_rdma_rows() {
 	local rep=$1 size test sys n
 	for size in $BW_SIZES; do
-		tcp_stream "$rep" "$size"
+		# (No bandwidth rows named, as in TESTS=rmpp_bw: no TCP stream.)
+		[ -z "$BENCH_BW_TESTS" ] || tcp_stream "$rep" "$size"
 		for test in $BENCH_BW_TESTS; do
 			for sys in $RDMA_SYSTEMS; do
 				perftest_run "$rep" "$test" "$size" "$(iters_for "$size")" "$sys"
