@@ -53,20 +53,7 @@ peer '. /srnic/lib.sh; trace_stop'
 siw_peer_up
 port=7484
 for crc in "" --crc; do
-	what="${crc:-no-crc}"
-	peer_bg ucma_srv "timeout 300 ucmatose -b $PEER6 -p $port -C $C -S 4096"
-	wait_listen "$port" peer || fail "ucmatose server did not listen ($what)"
-	out=$(bounded 300 srnic ucmatose -s "$PEER6" -p "$port" -C "$C" -S 4096 -t 60 $crc 2>&1)
-	rc=$?
-	echo "$out"
-	srv=$(peer_wait ucma_srv 60)
-	prc=$?
-	echo "$srv"
-	[ $rc = 0 ] || fail "srnic ucmatose client to siw over IPv6 ($what)"
-	[ $prc = 0 ] && echo "$srv" | grep -q "^return status 0$" || fail "ucmatose server on siw ($what)"
-	echo "$out" | grep -q "^ucmatose: client sent=$C received=$C size=4096 " || fail "message count ($what)"
-	mpa=$(echo "$out" | sed -n 's/^srnic: ucmatose connected .* ird=\([0-9]*\) ord=\([0-9]*\) mpa=\(.*\)$/\1 \2 \3/p')
-	expect_mpa "$what" "$mpa" "$crc"
+	ucmatose_siw "$PEER6" "$port" "$C" 4096 "$crc" "siw over IPv6, ${crc:-no-crc}"
 	port=$((port + 1))
 done
 siw_peer_down

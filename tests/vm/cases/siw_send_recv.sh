@@ -18,20 +18,7 @@ siw_peer_up
 port=7471
 for crc in "" --crc; do
 	for size in 100 4096; do
-		what="size $size ${crc:-no-crc}"
-		peer_bg ucma_srv "timeout 300 ucmatose -b $PEER -p $port -C $C -S $size"
-		wait_listen "$port" peer || fail "ucmatose server did not listen ($what)"
-		out=$(bounded 300 srnic ucmatose -s "$PEER" -p "$port" -C "$C" -S "$size" -t 60 $crc 2>&1)
-		rc=$?
-		echo "$out"
-		srv=$(peer_wait ucma_srv 60)
-		prc=$?
-		echo "$srv"
-		[ $rc = 0 ] || fail "srnic ucmatose client ($what)"
-		[ $prc = 0 ] && echo "$srv" | grep -q "^return status 0$" || fail "ucmatose server ($what)"
-		echo "$out" | grep -q "^ucmatose: client sent=$C received=$C size=$size " || fail "message count ($what)"
-		mpa=$(echo "$out" | sed -n 's/^srnic: ucmatose connected .* ird=\([0-9]*\) ord=\([0-9]*\) mpa=\(.*\)$/\1 \2 \3/p')
-		expect_mpa "$what" "$mpa" "$crc"
+		ucmatose_siw "$PEER" "$port" "$C" "$size" "$crc" "size $size ${crc:-no-crc}"
 		port=$((port + 1))
 	done
 done

@@ -393,6 +393,28 @@ expect_eq() { # expect_eq DESCRIPTION GOT WANT
 	if [ "$2" = "$3" ]; then echo "ok: $1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
 }
 
+# ucmatose_siw ADDR PORT COUNT SIZE CRC WHAT: rdma-core's ucmatose on siw (the
+# peer, siw0 up) as the server bound to ADDR, `srnic ucmatose` here as the
+# client, COUNT messages of SIZE each way, CRC "" or --crc; fails the case
+# (naming WHAT) unless both end cleanly, every message arrived with its size,
+# and the negotiation gave IRD = ORD = 1 and CRC exactly when asked.
+ucmatose_siw() {
+	local addr=$1 port=$2 c=$3 size=$4 crc=$5 what=$6 out srv rc prc mpa
+	peer_bg ucma_srv "timeout 300 ucmatose -b $addr -p $port -C $c -S $size"
+	wait_listen "$port" peer || fail "ucmatose server did not listen ($what)"
+	out=$(bounded 300 srnic ucmatose -s "$addr" -p "$port" -C "$c" -S "$size" -t 60 $crc 2>&1)
+	rc=$?
+	echo "$out"
+	srv=$(peer_wait ucma_srv 60)
+	prc=$?
+	echo "$srv"
+	[ $rc = 0 ] || fail "srnic ucmatose client ($what)"
+	[ $prc = 0 ] && echo "$srv" | grep -q "^return status 0$" || fail "ucmatose server ($what)"
+	echo "$out" | grep -q "^ucmatose: client sent=$c received=$c size=$size " || fail "message count ($what)"
+	mpa=$(echo "$out" | sed -n 's/^srnic: ucmatose connected .* ird=\([0-9]*\) ord=\([0-9]*\) mpa=\(.*\)$/\1 \2 \3/p')
+	expect_mpa "$what" "$mpa" "$crc"
+}
+
 expect_mpa() { # expect_mpa WHAT "IRD ORD MPA" CRC: IRD = ORD = 1, CRC exactly when CRC is non-empty
 	local want="1 1 none"
 	[ -z "$3" ] || want="1 1 crc,crc-tx,crc-rx"
