@@ -30,7 +30,7 @@ for stack in $stacks; do
 	fi
 	for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
 		args="-R -p $port $(perftest_args "$t" "$ITERS_BW" "$ITERS_LAT")"
-		compat_pair peer "$port" "$T" $stack "$t $args" $stack "$t $args $PEER"
+		perftest_pair peer "$port" "$T" $stack "$t $args" $stack "$t $args $PEER"
 		echo "$CLI_OUT"
 		echo "-- server side (peer):"
 		echo "$SRV_OUT"

@@ -50,9 +50,9 @@ for crc in off on; do
 			args="-R -p $port $(perftest_args "$t" "$ITERS_BW" "$ITERS_LAT")"
 			what="$t $dir CRC $crc"
 			case $dir in
-			srnic-siw) compat_pair peer "$port" "$T" siw "$t $args" "$srnic" "$t $args $PEER" ;;
-			siw-srnic) compat_pair here "$port" "$T" "$srnic" "$t $args" siw "$t $args $ADDR" ;;
-			srnic-srnic) compat_pair peer "$port" "$T" "$srnic" "$t $args" "$srnic" "$t $args $PEER" ;;
+			srnic-siw) perftest_pair peer "$port" "$T" siw "$t $args" "$srnic" "$t $args $PEER" ;;
+			siw-srnic) perftest_pair here "$port" "$T" "$srnic" "$t $args" siw "$t $args $ADDR" ;;
+			srnic-srnic) perftest_pair peer "$port" "$T" "$srnic" "$t $args" "$srnic" "$t $args $PEER" ;;
 			esac
 			fig=$(perftest_figure "$t" "$CLI_OUT")
 			if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ] || [ -z "$fig" ]; then

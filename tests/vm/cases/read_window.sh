@@ -15,7 +15,7 @@ load_srnic_both
 port=7460
 for outs in 16 32; do
 	args="-R -p $port -s 2 -n $ITERS -o $outs"
-	compat_pair peer "$port" "$T" srnic "ib_read_bw $args" srnic "ib_read_bw $args $PEER"
+	perftest_pair peer "$port" "$T" srnic "ib_read_bw $args" srnic "ib_read_bw $args $PEER"
 	echo "$CLI_OUT"
 	echo "-- server side (peer):"
 	echo "$SRV_OUT"
