@@ -45,7 +45,7 @@ from collections import defaultdict
 from pathlib import Path
 
 # Column order of the systems, and which plain-TCP test a row is compared with.
-SYSTEMS = ["srnic", "srnic-crc", "siw", "tcp"]
+SYSTEMS = ["srnic", "srnic-crc", "siw", "rxe", "tcp"]
 TCP_REF = {
     "write_bw": "stream",
     "read_bw": "stream",
@@ -80,14 +80,21 @@ BLK_ROW_ORDER = ["blk_randread", "blk_randwrite", "blk_read", "blk_write"]
 # The kernel-client issue's goals for every block row: srnic_blk at least
 # NBD and NVMe over siw, and at least 0.8 of NVMe over TCP.
 BLK_GOALS = [("srnic_blk/nbd", 1.0, "min"), ("srnic_blk/nvme-rdma", 1.0, "min"), ("srnic_blk/nvme-tcp", 0.8, "min")]
+# The main table's ratios: name -> (system, the system it is compared with).
+RATIOS = {
+    "srnic/siw": ("srnic", "siw"),
+    "srnic-crc/siw": ("srnic-crc", "siw"),
+    "srnic/rxe": ("srnic", "rxe"),
+    "srnic/tcp": ("srnic", "tcp"),
+}
 # The goals of the performance issue that a row of this benchmark can check:
 # (test, size) -> [(ratio name, bound, "min" or "max")].
 GOALS = {
-    ("write_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/tcp", 0.9, "min")],
-    ("read_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/tcp", 0.9, "min")],
-    ("send_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/tcp", 0.9, "min")],
-    ("write_lat", 4): [("srnic/siw", 0.9, "max")],
-    ("send_lat", 4): [("srnic/siw", 0.9, "max")],
+    ("write_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/rxe", 1.0, "min"), ("srnic/tcp", 0.9, "min")],
+    ("read_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/rxe", 1.0, "min"), ("srnic/tcp", 0.9, "min")],
+    ("send_bw", 65536): [("srnic/siw", 1.25, "min"), ("srnic/rxe", 1.0, "min"), ("srnic/tcp", 0.9, "min")],
+    ("write_lat", 4): [("srnic/siw", 0.9, "max"), ("srnic/rxe", 1.0, "max")],
+    ("send_lat", 4): [("srnic/siw", 0.9, "max"), ("srnic/rxe", 1.0, "max")],
 }
 # The many-QPs rows (qp_fair; their size is the number of QPs): the systems,
 # and the performance issue's goals, at 256 QPs: the aggregate at least 0.9
@@ -416,24 +423,27 @@ def report(rows, clock):
         "better; read_lat is perftest's round trip)."
     )
     out.append("")
-    head = ["row", "size", "unit"] + SYSTEMS + ["srnic/siw", "srnic-crc/siw", "srnic/tcp", "goal"]
-    out += md_head(head)
     keys = sorted(
         (k for k in data if k[0] in ROW_ORDER),
         key=lambda k: (ROW_ORDER.index(k[0]), k[1]),
     )
+    # rxe has columns and goals only in a run that had it (a kernel without
+    # rxe, such as make check's debug one, runs no rxe rows at all); in such
+    # a run each perftest row needs its rxe figure.
+    has_rxe = any("rxe" in data[k] for k in keys)
+    systems = [s for s in SYSTEMS if has_rxe or s != "rxe"]
+    required = ("srnic", "siw", "rxe") if has_rxe else ("srnic", "siw")
+    ratio_names = [n for n in RATIOS if has_rxe or "rxe" not in n]
+    out += md_head(["row", "size", "unit"] + systems + ratio_names + ["goal"])
     incomplete = []
     for test, size in keys:
         d = with_tcp(data, test, size)
-        med = row_medians(d, test, size, ("srnic", "siw"), incomplete)
-        ratios = {
-            "srnic/siw": paired_ratio(d, "srnic", "siw"),
-            "srnic-crc/siw": paired_ratio(d, "srnic-crc", "siw"),
-            "srnic/tcp": paired_ratio(d, "srnic", "tcp") if "tcp" in d else None,
-        }
-        cells = [test, size_name(size), units.get(test, "")] + [fmt(med.get(s)) for s in SYSTEMS]
-        cells += [fmt(ratios[k]) for k in ("srnic/siw", "srnic-crc/siw", "srnic/tcp")]
-        cells.append(goal_text(ratios, GOALS.get((test, size), [])))
+        med = row_medians(d, test, size, required, incomplete)
+        ratios = {n: paired_ratio(d, *RATIOS[n]) if RATIOS[n][1] in d else None for n in ratio_names}
+        goals = [g for g in GOALS.get((test, size), []) if g[0] in ratio_names]
+        cells = [test, size_name(size), units.get(test, "")] + [fmt(med.get(s)) for s in systems]
+        cells += [fmt(ratios[n]) for n in ratio_names]
+        cells.append(goal_text(ratios, goals))
         out.append(md_row(cells))
     out.append("")
     out += qps_tables(data, incomplete)
@@ -505,7 +515,7 @@ def plot(data, outdir):
         return "gnuplot not installed: no plot"
     series = []
     for test in ("write_bw", "read_bw", "send_bw"):
-        for system in ("srnic", "srnic-crc", "siw"):
+        for system in ("srnic", "srnic-crc", "siw", "rxe"):
             pts = sorted(
                 (size, statistics.median(v[system].values()))
                 for (t, size), v in data.items()

@@ -6,9 +6,9 @@
 #
 # The source comes from Debian's linux-source-6.12, unpacked once into the cache.
 # Each variant is configured from tinyconfig plus tests/vm/config/base.config
-# (plus debug.config for "debug") and built out of tree into
-# $SRNIC_CACHE/kbuild/<variant>-<key>, where <key> hashes the fragments, this
-# script, the source package version and the toolchain. A second run with the
+# (plus debug.config for "debug", plain.config for "plain") and built out of
+# tree into $SRNIC_CACHE/kbuild/<variant>-<key>, where <key> hashes the
+# fragments, this script, the source package version and the toolchain. A second run with the
 # same key does no kernel work at all.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -16,7 +16,7 @@ set -euo pipefail
 variant=${1:-debug}
 frags=("$SRNIC_TOP/tests/vm/config/base.config")
 case "$variant" in
-plain) ;;
+plain) frags+=("$SRNIC_TOP/tests/vm/config/plain.config") ;;
 debug) frags+=("$SRNIC_TOP/tests/vm/config/debug.config") ;;
 *) die "unknown kernel variant '$variant' (plain or debug)" ;;
 esac

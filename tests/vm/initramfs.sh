@@ -50,9 +50,10 @@ for b in "${host_bins[@]}"; do
 	cp "$b" "$root/bin/$(basename "$b")"
 	copy_libs "$b"
 done
-# libibverbs loads the siw provider named by /etc/libibverbs.d/siw.driver from
-# its compiled-in directory.
-for p in /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so; do
+# libibverbs loads the siw and rxe providers named by /etc/libibverbs.d/
+# {siw,rxe}.driver from its compiled-in directory (rxe: the plain kernel's
+# benchmark peer).
+for p in /usr/lib/x86_64-linux-gnu/libibverbs/libsiw-rdmav*.so /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so; do
 	mkdir -p "$root$(dirname "$p")"
 	cp -L "$p" "$root$p"
 	copy_libs "$p"
@@ -62,7 +63,7 @@ for l in /lib/x86_64-linux-gnu/libgcc_s.so.1; do
 	cp -L "$l" "$root$l"
 done
 mkdir -p "$root/etc/libibverbs.d"
-cp /etc/libibverbs.d/siw.driver "$root/etc/libibverbs.d/"
+cp /etc/libibverbs.d/siw.driver /etc/libibverbs.d/rxe.driver "$root/etc/libibverbs.d/"
 # fio, static (scripts/fio.sh says why not Debian's).
 cp "$("$SRNIC_TOP/scripts/fio.sh")" "$root/bin/fio"
 

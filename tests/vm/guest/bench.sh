@@ -11,7 +11,8 @@
 # ping-pong stays, and TCP's stream with any bandwidth row), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
 # BENCH_RATE_TESTS the 64-byte message-rate rows (default: write_rate
 # send_rate, ib_write_bw and ib_send_bw at 64 bytes; BENCH_TESTS names them
-# too), BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc),
+# too), BENCH_RDMA_SYSTEMS the RDMA systems (default: siw srnic srnic-crc,
+# and rxe for the perftest rows where the kernel has it),
 # BENCH_QPS the QP counts of the many-QPs rows (default 1 16 256, tiny 1 16;
 # set but empty: none), BENCH_IDLE_QPS the QPs of the idle-memory row (default
 # 256, tiny 16; set but empty: none; BENCH_TESTS names these rows qps and
@@ -27,6 +28,11 @@
 #   srnic      srnic, both VMs, the same perftest binaries through `srnic exec`
 #   srnic-crc  the same with MPA CRC32c (siw of Linux 6.12 has no run-time
 #              switch for CRC: it uses CRC only when its peer asks for it)
+#   rxe        Linux's RoCE v2 software device, both VMs, rdma-core's perftest:
+#              the perftest rows only, and only on a kernel with rxe (the
+#              plain one, tests/vm/config/plain.config). rdma_cm would pick
+#              siw0 or rxe0 for an address on eth0 as it found them, so rxe0
+#              replaces siw0 in both VMs for each rxe run (rxe_swap)
 # The many-QPs rows (qps, qps_fair) run tests/vm/progs/rdmacm/qp_fair on the
 # RDMA systems: N RC QPs at once, each keeping QPS_WINDOW RDMA WRITEs of
 # QPS_SIZE bytes outstanding for QPS_SECONDS; qps is their aggregate MiB/s,
@@ -103,6 +109,8 @@ BENCH_RMPP=${BENCH_RMPP:-1}
 # The message-rate rows' message size.
 RATE_SIZE=64
 RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
+# The perftest rows' systems: RDMA_SYSTEMS, and rxe where bench_main finds it.
+PERF_SYSTEMS=$RDMA_SYSTEMS
 # The idle-memory row compares srnic with siw (CRC changes no QP's memory).
 IDLE_SYSTEMS=$(for s in $RDMA_SYSTEMS; do case $s in siw | srnic) echo "$s" ;; esac; done | tr '\n' ' ')
 BLK_SYSTEMS="srnic_blk nbd nvme-tcp nvme-rdma"
@@ -246,6 +254,26 @@ bench_pair() {
 	fi
 }
 
+# rxe_probe: whether both VMs can make rxe0 on eth0 (it leaves none behind).
+rxe_probe() {
+	rdma link add rxe0 type rxe netdev eth0 2>/dev/null || return 1
+	rdma link delete rxe0 || return 1
+	peer "rdma link add rxe0 type rxe netdev eth0 && rdma link delete rxe0" >/dev/null
+}
+
+# rxe_swap on|off: rxe0 instead of siw0 on eth0 in both VMs, or back.
+rxe_swap() {
+	if [ "$1" = on ]; then
+		siw_down && siw_peer_down || fail "bench: siw0 would not go"
+		rdma link add rxe0 type rxe netdev eth0 && peer "rdma link add rxe0 type rxe netdev eth0" ||
+			fail "bench: rxe0"
+	else
+		rdma link delete rxe0 && peer "rdma link delete rxe0" || fail "bench: rxe0 would not go"
+		siw_up
+		siw_peer_up
+	fi
+}
+
 # perftest_run REP TEST SIZE ITERS SYSTEM: one perftest program (-R), its
 # server on VM b, its client here. TEST write_rate and send_rate are
 # ib_write_bw and ib_send_bw, their figure perftest's MsgRate[Mpps].
@@ -254,6 +282,7 @@ perftest_run() {
 	case $test in *_rate) prog=ib_${test%_rate}_bw ;; *) prog=ib_$test ;; esac
 	bench_port=$((bench_port + 1))
 	args="-R -p $bench_port -s $size -n $iters"
+	[ "$sys" != rxe ] || rxe_swap on
 	while :; do
 		before=$(frames_now)
 		case $test in
@@ -278,6 +307,7 @@ perftest_run() {
 	done
 	# A figure from an uncalibrated clock is no figure.
 	[ "$BENCH_UNCALIBRATED" = 0 ] || fig=
+	[ "$sys" != rxe ] || rxe_swap off
 	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$cpu"
 }
 
@@ -576,7 +606,7 @@ bench_rdma_rows() {
 		# (No bandwidth rows named, as in TESTS=rmpp_bw: no TCP stream.)
 		[ -z "$BENCH_BW_TESTS" ] || tcp_stream "$rep" "$size"
 		for test in $BENCH_BW_TESTS; do
-			for sys in $RDMA_SYSTEMS; do
+			for sys in $PERF_SYSTEMS; do
 				perftest_run "$rep" "$test" "$size" "$(iters_for "$size")" "$sys"
 			done
 		done
@@ -584,14 +614,14 @@ bench_rdma_rows() {
 	if [ -n "$BENCH_RATE_TESTS" ]; then
 		tcp_stream "$rep" "$RATE_SIZE" $((RATE_MSGS * RATE_SIZE))
 		for test in $BENCH_RATE_TESTS; do
-			for sys in $RDMA_SYSTEMS; do
+			for sys in $PERF_SYSTEMS; do
 				perftest_run "$rep" "$test" "$RATE_SIZE" "$RATE_MSGS" "$sys"
 			done
 		done
 	fi
 	tcp_latency "$rep"
 	for test in $BENCH_LAT_TESTS; do
-		for sys in $RDMA_SYSTEMS; do
+		for sys in $PERF_SYSTEMS; do
 			perftest_run "$rep" "$test" 4 "$LAT_ITERS" "$sys"
 		done
 	done
@@ -636,6 +666,9 @@ bench_main() {
 	load_srnic_both
 	siw_up
 	siw_peer_up
+	if [ $rdma = 1 ] && [ -z "${BENCH_RDMA_SYSTEMS:-}" ] && rxe_probe; then
+		PERF_SYSTEMS="$RDMA_SYSTEMS rxe"
+	fi
 	if [ $rdma = 1 ] && [ "$BENCH_RMPP" = 1 ]; then
 		rmpp_setup || fail "bench: the RMPP node tables"
 	fi

@@ -793,11 +793,23 @@ siw_peer_down() { peer "rdma link delete siw0"; }
 # test kernel, so both VMs can have it: siw <-> siw runs).
 siw_up() { rdma link add siw0 type siw netdev eth0 && rdma link show siw0/1 || fail "siw here"; }
 siw_down() { rdma link delete siw0; }
-# siw_gone: deletes siw0 in this VM if a case left it (case_cleanup).
+# siw_gone: deletes siw0 (and the benchmark's rxe0) in this VM if a case
+# left it (case_cleanup).
 siw_gone() {
-	[ -e /sys/class/infiniband/siw0 ] || return 0
-	echo "deleting the siw0 left behind in $ROLE"
-	rdma link delete siw0
+	local d
+	for d in siw0 rxe0; do
+		[ -e /sys/class/infiniband/$d ] || continue
+		echo "deleting the $d left behind in $ROLE"
+		rdma link delete $d
+	done
+}
+
+# wait_cm_listen PORT [peer]: waits until an rdma_cm id listens on PORT in
+# this VM (or the peer's), for RoCE (rxe), whose listeners have no TCP
+# socket; 30 s at most.
+wait_cm_listen() {
+	local cmd="i=0; while ! rdma res show cm_id | grep -qE 'LISTEN.*:$1( |\$)'; do i=\$((i+1)); [ \$i -gt 300 ] && exit 1; sleep 0.1; done"
+	if [ "$2" = peer ]; then peer "$cmd"; else sh -c "$cmd"; fi
 }
 
 # listen_pattern PORT: the grep -E pattern of a socket listening on PORT in
@@ -870,7 +882,7 @@ stack_prefix() {
 	case "$1" in
 	srnic) echo "srnic exec --" ;;
 	srnic-crc) echo "srnic exec --crc --" ;;
-	siw | plain) ;;
+	siw | rxe | plain) ;;
 	*) fail "stack_prefix: unknown stack '$1'" ;;
 	esac
 }
@@ -891,7 +903,7 @@ compat_pair() {
 	rm -f /tmp/trace
 	if [ "$where" = peer ]; then
 		peer_bg compat_srv "rm -f /tmp/trace; SRNIC_COMPAT_TRACE=/tmp/trace timeout $t $(stack_prefix "$ss") $sc"
-		if ! wait_listen "$port" peer; then
+		if ! { if [ "$ss" = rxe ]; then wait_cm_listen "$port" peer; else wait_listen "$port" peer; fi; }; then
 			peer_wait compat_srv 1
 			peer ". /srnic/lib.sh; cat /proc/net/tcp; task_stacks ${sc%% *}"
 			fail "the server did not listen: $sc"
