@@ -809,7 +809,7 @@ siw_gone() {
 # socket; 30 s at most.
 wait_cm_listen() {
 	local cmd="i=0; while ! rdma res show cm_id | grep -qE 'LISTEN.*:$1( |\$)'; do i=\$((i+1)); [ \$i -gt 300 ] && exit 1; sleep 0.1; done"
-	if [ "$2" = peer ]; then peer "$cmd"; else sh -c "$cmd"; fi
+	if [ "${2:-}" = peer ]; then peer "$cmd"; else sh -c "$cmd"; fi
 }
 
 # listen_pattern PORT: the grep -E pattern of a socket listening on PORT in
@@ -919,7 +919,7 @@ compat_pair() {
 	else
 		SRNIC_COMPAT_TRACE=/tmp/trace timeout "$t" $(stack_prefix "$ss") $sc >/tmp/compat_srv.log 2>&1 &
 		pid=$!
-		if ! wait_listen "$port"; then
+		if ! { if [ "$ss" = rxe ]; then wait_cm_listen "$port"; else wait_listen "$port"; fi; }; then
 			cat /tmp/compat_srv.log /proc/net/tcp
 			task_stacks "${sc%% *}"
 			fail "the server did not listen: $sc"
@@ -941,21 +941,22 @@ compat_pair() {
 PERFTEST_TRIES=3
 
 # perftest_uncalibrated OUTPUT: whether OUTPUT (of either side of a pair) is
-# that of a perftest program that could not measure its CPU's frequency. perftest turns cycle
-# counts into time with a frequency it fits, at report time, from rdtsc over
-# gettimeofday (get_cpu_mhz: 200 busy waits of 0.1 to 2 ms), and refuses a
-# poor fit ("Correlation coefficient r^2: ... < 0.9"; the _bw programs then
-# exit 1 with "Can't produce a report", the _lat ones print no usable
-# figure). Under TCG a busy host deschedules the vCPU during the fit. The
-# transfer is over by then: such a run says nothing about either stack.
+# that of a perftest program that could not measure its CPU's frequency.
+# perftest turns cycle counts into time with a frequency it fits, at report
+# time, from rdtsc over gettimeofday (get_cpu_mhz: 200 busy waits of 0.1 to
+# 2 ms), and refuses a poor fit ("Correlation coefficient r^2: ... < 0.9";
+# the _bw programs then exit 1 with "Can't produce a report", the _lat ones
+# print no usable figure). Under TCG a busy host deschedules the vCPU during
+# the fit. The transfer is over by then: such a run says nothing about
+# either stack.
 perftest_uncalibrated() {
 	case "$1" in *"Correlation coefficient r^2"*) return 0 ;; esac
 	return 1
 }
 
 # perftest_pair ARGS...: compat_pair ARGS for perftest programs, run again
-# (PERFTEST_TRIES times in all) while perftest_uncalibrated. Any other failure
-# stands as the first run left it.
+# (PERFTEST_TRIES times in all) while perftest_uncalibrated. A run that
+# failed in any other way is not run again.
 perftest_pair() {
 	local try=1
 	compat_pair "$@"
