@@ -31,14 +31,8 @@ for stack in $stacks; do
 	for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_read_lat ib_send_lat; do
 		args="-R -p $port $(perftest_args "$t" "$ITERS_BW" "$ITERS_LAT")"
 		perftest_pair peer "$port" "$T" $stack "$t $args" $stack "$t $args $PEER"
-		echo "$CLI_OUT"
-		echo "-- server side (peer):"
-		echo "$SRV_OUT"
-		expect_eq "$t on $stack: client exit status" "$CLI_RC" 0
-		expect_eq "$t on $stack: server exit status" "$SRV_RC" 0
-		fig=$(perftest_figure "$t" "$CLI_OUT")
-		[ -n "$fig" ] || fail "$t on $stack: no result line"
-		echo "$t $stack $fig" >>/tmp/perftest.fig
+		perftest_expect "$t on $stack" "$t" show
+		echo "$t $stack $PERF_FIG" >>/tmp/perftest.fig
 		port=$((port + 1))
 	done
 done

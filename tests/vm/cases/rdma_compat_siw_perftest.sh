@@ -54,17 +54,8 @@ for crc in off on; do
 			siw-srnic) perftest_pair here "$port" "$T" "$srnic" "$t $args" siw "$t $args $ADDR" ;;
 			srnic-srnic) perftest_pair peer "$port" "$T" "$srnic" "$t $args" "$srnic" "$t $args $PEER" ;;
 			esac
-			fig=$(perftest_figure "$t" "$CLI_OUT")
-			if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ] || [ -z "$fig" ]; then
-				echo "$CLI_OUT"
-				echo "-- server:"
-				echo "$SRV_OUT"
-				dmesg | grep -i -e srnic -e siw | tail -20
-			fi
-			expect_eq "$what: client exit status" "$CLI_RC" 0
-			expect_eq "$what: server exit status" "$SRV_RC" 0
-			[ -n "$fig" ] || fail "$what: no result line"
-			echo "ok: $what: $fig"
+			perftest_expect "$what" "$t"
+			echo "ok: $what: $PERF_FIG"
 			expect_crc "$what" here "$crc"
 			if [ $dir = srnic-srnic ]; then expect_crc "$what, the server" peer "$crc"; fi
 			port=$((port + 1))

@@ -16,12 +16,7 @@ port=7460
 for outs in 16 32; do
 	args="-R -p $port -s 2 -n $ITERS -o $outs"
 	perftest_pair peer "$port" "$T" srnic "ib_read_bw $args" srnic "ib_read_bw $args $PEER"
-	echo "$CLI_OUT"
-	echo "-- server side (peer):"
-	echo "$SRV_OUT"
-	expect_eq "ib_read_bw -o $outs: client exit status" "$CLI_RC" 0
-	expect_eq "ib_read_bw -o $outs: server exit status" "$SRV_RC" 0
-	[ -n "$(perftest_figure ib_read_bw "$CLI_OUT")" ] || fail "ib_read_bw -o $outs: no result line"
+	perftest_expect "ib_read_bw -o $outs" ib_read_bw show
 	port=$((port + 1))
 done
 expect_idle

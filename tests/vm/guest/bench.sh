@@ -301,6 +301,7 @@ perftest_run() {
 			;;
 		esac
 		# Its figure would be a poor clock's (perftest_uncalibrated): again.
+		# (Not perftest_pair: each run needs its own frame count.)
 		[ "$BENCH_UNCALIBRATED" = 1 ] && [ "$try" -lt "$PERFTEST_TRIES" ] || break
 		try=$((try + 1))
 		echo "bench: $prog on $sys: perftest could not calibrate its clock (r^2 < 0.9); run $try of $PERFTEST_TRIES"

@@ -967,6 +967,26 @@ perftest_pair() {
 	done
 }
 
+# perftest_expect WHAT PROGRAM [show]: fails the case unless both sides of
+# the last perftest_pair exited 0 and PROGRAM's client printed its result
+# line; sets PERF_FIG to that line's figure (perftest_figure). Both outputs,
+# and srnic's and siw's last kernel lines, are printed when anything failed
+# (with "show", the outputs always).
+perftest_expect() {
+	local bad=0
+	PERF_FIG=$(perftest_figure "$2" "$CLI_OUT")
+	if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ] || [ -z "$PERF_FIG" ]; then bad=1; fi
+	if [ $bad = 1 ] || [ "${3:-}" = show ]; then
+		echo "$CLI_OUT"
+		echo "-- server:"
+		echo "$SRV_OUT"
+	fi
+	[ $bad = 0 ] || dmesg | grep -i -e srnic -e siw | tail -20
+	expect_eq "$1: client exit status" "$CLI_RC" 0
+	expect_eq "$1: server exit status" "$SRV_RC" 0
+	[ -n "$PERF_FIG" ] || fail "$1: no result line"
+}
+
 # session_stacks SID: where each thread of each process of session SID is
 # (state, wait channel, kernel stack).
 session_stacks() {
