@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # budget: 120
 # bench_smoke: make bench's workloads (tests/vm/guest/bench.sh) once, at their
-# tiny size (64 KiB messages, 2 MiB per bandwidth run, 50 round trips per
+# tiny size (64 KiB messages, 1 MiB per bandwidth run, 50 round trips per
 # latency run, 500 messages per message-rate run), so that the benchmark
 # keeps working. make check runs the TCP stream and ping-pong (iperf3,
 # tcp_pingpong), ib_write_bw and qp_fair with 4 QPs for 2 s on siw <-> siw
@@ -9,8 +9,8 @@
 # ib_send_lat, the 64-byte message rate of ib_write_bw (and iperf3's 64-byte
 # writes), srnic with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel
 # memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
-# NBD, NVMe over TCP and over RDMA). Both run the RMPP row (2 MiB in 1 MiB
-# messages, srnic's RMPP and a raw AF_PACKET program). Every row must give a
+# NBD, NVMe over TCP and over RDMA). Both run the RMPP row (one message of
+# 1 MiB: srnic's RMPP and a raw AF_PACKET program). Every row must give a
 # figure on every system, and every bandwidth, message-rate and many-QPs run
 # its CPU time and context switches on both VMs; no figure is judged: a
 # benchmark is not a test. The host check

@@ -4,7 +4,7 @@
 # its server `srnic blk serve` (Documentation/srnic/blk.rst).
 # 1. VM b serves a 32 MiB file on tmpfs; VM a maps it as /dev/srnicb0 (a
 #    queue pair per CPU): the size is the export's.
-# 2. N MiB (4; check-long 64) of random data written with dd (O_DIRECT, then
+# 2. N MiB (2; check-long 64) of random data written with dd (O_DIRECT, then
 #    fsync: a FLUSH and the server's answer) are in the server's file (md5),
 #    and read back equal after the page cache is dropped, with O_DIRECT and
 #    buffered. A buffered write of another range reaches the file after sync.
@@ -15,7 +15,7 @@
 . /srnic/lib.sh
 load_srnic_both
 insmod /srnic/srnic_blk.ko || fail "insmod srnic_blk"
-N=$(count 4 64)
+N=$(count 2 64)
 PORT=7010
 peer_bg blk_srv "srnic blk serve --file /tmp/disk.img --size 32M -p $PORT"
 wait_listen "$PORT" peer || { peer_wait blk_srv 1; fail "the server did not listen"; }

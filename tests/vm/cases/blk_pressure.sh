@@ -2,7 +2,7 @@
 # budget: 100
 # blk_pressure: buffered writes through srnic_blk from a memory cgroup held
 # near its limit cannot deadlock (Documentation/srnic/blk.rst). A shell in a
-# cgroup with memory.max of 8 MiB writes 12 MiB (check-long: 64) and syncs,
+# cgroup with memory.max of 4 MiB writes 6 MiB (check-long: 64) and syncs,
 # with the dirty limits at 2 MiB (1 MiB background): the cgroup's pages can
 # only be freed once writeback through srnic_blk cleaned them, and srnic's
 # allocations on that path are GFP_NOIO (kernel-api.rst). It writes twice:
@@ -17,14 +17,17 @@
 load_srnic_both
 insmod /srnic/srnic_blk.ko || fail "insmod srnic_blk"
 PORT=7030
-peer_bg blk_srv "srnic blk serve --file /tmp/pressure.img --size 64M -p $PORT"
+# The export: room for N MiB in a file of an ext4 file system on it (a small
+# one in make check: mkfs and the journal write less).
+SIZE=$(count 16 96)
+peer_bg blk_srv "srnic blk serve --file /tmp/pressure.img --size ${SIZE}M -p $PORT"
 wait_listen "$PORT" peer || fail "the server did not listen"
 dev=$(srnic blk map "$PEER" -p "$PORT") || fail "srnic blk map"
-N=$(count 12 64)
+N=$(count 6 64)
 dd if=/dev/urandom of=/tmp/src bs=1M count="$N" 2>/dev/null
 want=$(md5sum </tmp/src | cut -d' ' -f1)
 
-G=$(memcg_new srnic_blk_pressure $((8 << 20)) 2>/tmp/memcg.why) || fail "$(cat /tmp/memcg.why)"
+G=$(memcg_new srnic_blk_pressure $((4 << 20)) 2>/tmp/memcg.why) || fail "$(cat /tmp/memcg.why)"
 # Small dirty limits: the writer is throttled into writeback (through
 # srnic_blk) as it goes, so the cgroup fills with pages that writeback must
 # clean before reclaim can take them, instead of an OOM kill for want of

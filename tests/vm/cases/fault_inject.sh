@@ -35,8 +35,10 @@ echo N >$FI/fail_page_alloc/ignore-gfp-highmem
 echo 0 >$FI/fail_page_alloc/min-order
 inject probability 10
 SEED=${FUZZ_SEED:-$(date +%s)}
-srnic-vmtest abi-fuzz --fail --seconds 20 --threads 2 --children 1 --seed "$SEED" --port-base 29500
+srnic-vmtest abi-fuzz --fail --seconds 20 --threads 2 --children 1 --seed "$SEED" --port-base 29500 \
+	>/tmp/fuzz.log 2>&1
 rc=$?
+cat /tmp/fuzz.log
 inject probability 0
 slab=$((TIMES - $(cat $FI/failslab/times)))
 pages=$((TIMES - $(cat $FI/fail_page_alloc/times)))
@@ -45,7 +47,7 @@ echo "injected: $slab slab and $pages page allocation failures (seed $SEED)"
 [ "$slab" -gt 0 ] || fail "failslab injected nothing"
 [ "$pages" -gt 0 ] || fail "fail_page_alloc injected nothing"
 dmesg | grep -E "$REPORTS" && fail "kernel report (dmesg above)"
-[ "$rc" = 0 ] || fail "abi-fuzz --fail failed (exit $rc; seed $SEED)"
+[ "$rc" = 0 ] || fail "abi-fuzz --fail failed (exit $rc; seed $SEED): $(grep -m1 -E 'abi-fuzz: (FAIL|VIOLATION)' /tmp/fuzz.log)"
 expect_idle
 # srnic still works.
 P=$((XFER_PORT + 95))
