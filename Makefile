@@ -18,7 +18,8 @@
 #   make bench [REPS=5] [VARIANT=plain] [TINY=1] [ROWS=all|rdma|blk]   srnic against siw
 #                        and plain TCP, srnic_blk against NBD and NVMe-oF, in the
 #                        VMs: build/bench/<timestamp>/ (table.md, samples.csv, plots);
-#                        TESTS=write_bw,send_lat SIZES=65536 for a quicker run
+#                        TESTS=write_bw,send_lat SIZES=65536 for a quicker run;
+#                        MODULE=path/srnic.ko runs another build of srnic
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
 #                        DURATION seconds (default 600); it prints its seed
@@ -180,4 +181,4 @@ REPS ?= 5
 BENCH_VARIANT = $(if $(filter command line,$(origin VARIANT)),$(VARIANT),plain)
 bench: deps
 	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny) $(if $(ROWS),--rows $(ROWS)) \
-		$(if $(TESTS),--tests $(TESTS)) $(if $(SIZES),--sizes $(SIZES))
+		$(if $(TESTS),--tests $(TESTS)) $(if $(SIZES),--sizes $(SIZES)) $(if $(MODULE),--module $(MODULE))

@@ -7,7 +7,7 @@
 # check (Documentation/srnic/performance.rst).
 #
 #   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny] [--rows all|rdma|blk]
-#                    [--tests T,T...] [--sizes N,N...]
+#                    [--tests T,T...] [--sizes N,N...] [--module SRNIC_KO]
 #
 # --tests runs only these perftest programs (write_bw, read_bw, send_bw,
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
@@ -21,10 +21,13 @@
 # rows (srnic_blk against NBD and NVMe over TCP and RDMA).
 # --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
 # rig and the report, not a measurement).
+# --module runs SRNIC_KO in the VMs instead of the tree's srnic.ko (run.sh's
+# --module): a build of another branch for the variant's kernel, to compare
+# two versions on the same rig.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-reps=5 variant=plain tiny=() rows=all only=()
+reps=5 variant=plain tiny=() rows=all only=() module=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--reps) reps=$2; shift 2 ;;
@@ -33,14 +36,15 @@ while [ $# -gt 0 ]; do
 	--rows) rows=$2; shift 2 ;;
 	--tests) only+=(--bench-tests "$2"); shift 2 ;;
 	--sizes) only+=(--bench-sizes "$2"); shift 2 ;;
-	-h | --help) sed -n '3,21p' "$0"; exit 0 ;;
+	--module) module=(--module "$2"); shift 2 ;;
+	-h | --help) sed -n '3,24p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
 case "$reps" in '' | *[!0-9]* | 0) die "--reps needs a positive number: '$reps'" ;; esac
 case "$rows" in all | rdma | blk) ;; *) die "--rows takes all, rdma or blk: '$rows'" ;; esac
 
-logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" "${only[@]}" --variant "$variant" | tail -n 1)
+logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" "${only[@]}" "${module[@]}" --variant "$variant" | tail -n 1)
 out=$SRNIC_TOP/build/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 cp "$logs/files/bench.csv" "$out/samples.csv"

@@ -241,8 +241,9 @@ iters_for() {
 # exited 0 (the outputs are printed then, and the run counts as failed).
 bench_pair() {
 	compat_pair peer "$bench_port" "$T" "$1" "$2" "$1" "$3"
-	BENCH_UNCALIBRATED=0
+	BENCH_UNCALIBRATED=0 BENCH_CM_CRASH=0
 	if perftest_uncalibrated "$CLI_OUT$SRV_OUT"; then BENCH_UNCALIBRATED=1; fi
+	if perftest_cm_crash "$CLI_OUT" "$CLI_RC"; then BENCH_CM_CRASH=1; fi
 	if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ]; then
 		echo "$CLI_OUT"
 		echo "-- server side (peer):"
@@ -300,11 +301,16 @@ perftest_run() {
 			esac
 			;;
 		esac
-		# Its figure would be a poor clock's (perftest_uncalibrated): again.
+		# Its figure would be a poor clock's (perftest_uncalibrated), or
+		# perftest's retry crashed (perftest_cm_crash): again.
 		# (Not perftest_pair: each run needs its own frame count.)
-		[ "$BENCH_UNCALIBRATED" = 1 ] && [ "$try" -lt "$PERFTEST_TRIES" ] || break
+		[ "$BENCH_UNCALIBRATED$BENCH_CM_CRASH" != 00 ] && [ "$try" -lt "$PERFTEST_TRIES" ] || break
 		try=$((try + 1))
-		echo "bench: $prog on $sys: perftest could not calibrate its clock (r^2 < 0.9); run $try of $PERFTEST_TRIES"
+		if [ "$BENCH_CM_CRASH" = 1 ]; then
+			echo "bench: $prog on $sys: perftest's client crashed retrying a refused connection; run $try of $PERFTEST_TRIES"
+		else
+			echo "bench: $prog on $sys: perftest could not calibrate its clock (r^2 < 0.9); run $try of $PERFTEST_TRIES"
+		fi
 	done
 	# A figure from an uncalibrated clock is no figure.
 	[ "$BENCH_UNCALIBRATED" = 0 ] || fig=
