@@ -21,6 +21,7 @@ pub mod param;
 pub mod random;
 pub mod ratelimit;
 pub mod socket;
+pub mod sync;
 pub mod task;
 pub mod timer;
 pub mod trace;

@@ -426,12 +426,12 @@ impl Ep {
             stats::add(Rmpp::send_aborted, engine.close(now));
             for e in sends.iter_mut() {
                 if let Some(s) = e.take() {
-                    self.send_cq.push(self.send_wc(&s, SRNIC_WC_WR_FLUSH_ERR, 0));
+                    self.send_cq.push_notify(self.send_wc(&s, SRNIC_WC_WR_FLUSH_ERR, 0));
                 }
             }
             for e in recvs.iter_mut() {
                 if let Some(r) = e.take() {
-                    self.recv_cq.push(SrnicWc {
+                    self.recv_cq.push_notify(SrnicWc {
                         wr_id: r.wr_id,
                         status: SRNIC_WC_WR_FLUSH_ERR,
                         opcode: SRNIC_WC_RMPP_RECV,

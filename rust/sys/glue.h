@@ -34,6 +34,7 @@ void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);
 
 /* rust/sys/socket.rs: TCP sockets (IPv4 and IPv6, the caller's network namespace) */
 struct socket;
+struct sock;
 struct srnic_sockaddr;
 int srnic_sock_listen(const struct srnic_sockaddr *a, int backlog, struct socket **out);
 int srnic_sock_connect(const struct srnic_sockaddr *a, struct socket **out);
@@ -53,14 +54,18 @@ int srnic_sock_error(struct socket *sock);
 int srnic_sock_mss(struct socket *sock);
 int srnic_sock_path_mss(struct socket *sock);
 int srnic_sock_recv(struct socket *sock, void *buf, size_t len);
-bool srnic_sock_closed(struct socket *sock);
 
 enum srnic_sock_event { SRNIC_SOCK_READABLE = 1, SRNIC_SOCK_WRITABLE = 2, SRNIC_SOCK_STATE = 3 };
-typedef void (*srnic_sock_cb_fn)(void *user, int event);
+/* sk is the socket the callback runs for; its lock is held (see srnic_sk_read). */
+typedef void (*srnic_sock_cb_fn)(void *user, int event, struct sock *sk);
 int srnic_sock_set_callbacks(struct socket *sock, srnic_sock_cb_fn fn, void *user);
 void *srnic_sock_clear_callbacks(struct socket *sock);
 typedef long (*srnic_rx_fn)(void *arg, const u8 *data, size_t len);
-long srnic_sock_read(struct socket *sock, srnic_rx_fn fn, void *arg);
+void srnic_sock_lock(struct socket *sock);
+void srnic_sock_unlock(struct socket *sock);
+struct sock *srnic_sock_sk(struct socket *sock);
+long srnic_sk_read(struct sock *sk, srnic_rx_fn fn, void *arg);
+bool srnic_sk_closed(struct sock *sk);
 
 /* rust/sys/pages.rs: pinning user pages, charged to RLIMIT_MEMLOCK */
 struct mm_struct;
@@ -168,6 +173,11 @@ void srnic_trace_crc_error(int pid, u32 id, const struct srnic_sockaddr *local,
 void srnic_trace_rmpp_retransmit(int pid, u32 id, int ifindex, u32 nid, u32 peer,
 				 const u8 *peer_mac, u64 wr_id, u32 attempt);
 void srnic_trace_rmpp_drop(int pid, u32 id, int ifindex, u32 nid, u32 peer, const char *reason);
+
+/* rust/sys/sync.rs: the bottom-half-safe spinlock, whether the caller may sleep */
+void srnic_spin_lock_bh(spinlock_t *lock);
+void srnic_spin_unlock_bh(spinlock_t *lock);
+bool srnic_may_sleep(void);
 
 /* rust/sys/task.rs: who the caller is */
 int srnic_current_tgid(void);

@@ -14,7 +14,15 @@
 use core::ffi::{c_long, c_ulong};
 use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU64, Ordering};
-use kernel::{alloc::KVVec, bindings, page::PAGE_SIZE, prelude::*};
+use kernel::{
+    alloc::KVVec,
+    bindings,
+    impl_has_work,
+    new_work,
+    page::PAGE_SIZE,
+    prelude::*,
+    workqueue::{Work, WorkItem},
+};
 
 /// `struct mm_struct`, opaque here.
 #[repr(C)]
@@ -63,11 +71,77 @@ pub(crate) static PINNED_PAGES: AtomicU64 = AtomicU64::new(0);
 /// # Invariants
 ///
 /// `pages` holds `pages.len()` pages pinned by this value and charged to `mm`,
-/// which this value holds a reference (`mmgrab`) on.
+/// which this value holds a reference (`mmgrab`) on. `late` is `Some` until
+/// the value is dropped.
 pub(crate) struct PinnedPages {
     pages: PageArray,
     mm: *mut RawMm,
     writable: bool,
+    /// Where the release goes when the value is dropped where sleeping is not
+    /// allowed; allocated with the value, so that the drop allocates nothing.
+    late: Option<Pin<KBox<LateRelease>>>,
+}
+
+/// Unpins `pages`, uncharges them from `mm` and drops the reference on `mm`.
+///
+/// # Safety
+///
+/// Every page of `pages` is pinned and charged to `mm` by the caller, which
+/// holds a reference on `mm` and gives all of it up here. May sleep.
+unsafe fn release(pages: &mut KVVec<*mut bindings::page>, mm: *mut RawMm, writable: bool) {
+    let n = pages.len();
+    // SAFETY: as the caller promised; after this nothing refers to them.
+    unsafe {
+        srnic_unpin_user_pages(pages.as_mut_ptr().cast(), n as c_ulong, writable);
+        srnic_mm_uncharge(mm, n as c_ulong);
+        srnic_mm_put(mm);
+    }
+    PINNED_PAGES.fetch_sub(n as u64, Ordering::Relaxed);
+}
+
+/// The release of a [`PinnedPages`] dropped where it may not sleep (a QP's
+/// receive path in softirq context, or under a bottom-half-safe lock):
+/// unpinning may sleep (marking a page of a file dirty locks the page), so a
+/// work item on srnic's workqueue does it. Until then the pages stay pinned
+/// and counted; unloading the module waits for the workqueue.
+///
+/// # Invariants
+///
+/// Once queued, `pages` are pinned and charged to `mm`, held, as in
+/// [`PinnedPages`]; before that `pages` is empty and `mm` null.
+#[pin_data]
+struct LateRelease {
+    #[pin]
+    work: Work<LateRelease>,
+    pages: KVVec<*mut bindings::page>,
+    mm: *mut RawMm,
+    writable: bool,
+}
+
+// SAFETY: the pages and the mm reference may be released from any thread.
+unsafe impl Send for LateRelease {}
+// SAFETY: nothing is reachable through `&LateRelease` but plain fields.
+unsafe impl Sync for LateRelease {}
+
+impl_has_work! {
+    impl HasWork<Self> for LateRelease { self.work }
+}
+
+impl WorkItem for LateRelease {
+    type Pointer = Pin<KBox<Self>>;
+
+    fn run(this: Pin<KBox<Self>>) {
+        // SAFETY: only `work` is pinned, and it is neither moved nor used
+        // again: the box is freed at the end of this call, which the
+        // workqueue allows.
+        let mut me = unsafe { Pin::into_inner_unchecked(this) };
+        let (mm, writable) = (me.mm, me.writable);
+        if !mm.is_null() {
+            // SAFETY: queued by `PinnedPages::drop`, which handed over the
+            // pages, their charge and the mm reference (type invariant).
+            unsafe { release(&mut me.pages, mm, writable) };
+        }
+    }
 }
 
 // SAFETY: pinned pages and an mm reference may be used and released from any thread.
@@ -85,9 +159,18 @@ impl PinnedPages {
             return Err(EINVAL);
         }
         // The page array is the caller's kernel memory (its memory cgroup);
-        // callers charge it to their budget too.
+        // callers charge it to their budget too ([`PinnedPages::footprint`]).
         let mut pages: KVVec<*mut bindings::page> =
             KVVec::from_elem(core::ptr::null_mut(), npages, super::gfp::ACCOUNTED)?;
+        let late = KBox::pin_init(
+            pin_init!(LateRelease {
+                work <- new_work!("srnic_unpin"),
+                pages: KVVec::new(),
+                mm: core::ptr::null_mut(),
+                writable,
+            }),
+            super::gfp::ACCOUNTED,
+        )?;
         // SAFETY: called in the registering process's context.
         let mm = unsafe { srnic_mm_get_current() };
         if mm.is_null() {
@@ -120,7 +203,17 @@ impl PinnedPages {
             pages: PageArray(pages),
             mm,
             writable,
+            late: Some(late),
         })
+    }
+
+    /// The kernel memory of the pages of a range of `npages`, besides the
+    /// pages themselves (charged to RLIMIT_MEMLOCK): the page array and the
+    /// late release.
+    pub(crate) fn footprint(npages: usize) -> Option<usize> {
+        npages
+            .checked_mul(core::mem::size_of::<*mut bindings::page>())?
+            .checked_add(core::mem::size_of::<LateRelease>())
     }
 
     /// Copies `data` into the pages at `offset` (`EPERM` unless pinned
@@ -229,15 +322,24 @@ impl PageArray {
 
 impl Drop for PinnedPages {
     fn drop(&mut self) {
-        let n = self.pages.0.len();
-        // SAFETY: by the type invariant the pages are pinned and charged to `mm`,
-        // which is held; after this nothing refers to them.
-        unsafe {
-            srnic_unpin_user_pages(self.pages.0.as_mut_ptr().cast(), n as c_ulong, self.writable);
-            srnic_mm_uncharge(self.mm, n as c_ulong);
-            srnic_mm_put(self.mm);
+        let late = self.late.take();
+        if super::sync::may_sleep() {
+            // SAFETY: by the type invariant the pages are pinned and charged to
+            // `mm`, which is held; nothing refers to them after this.
+            unsafe { release(&mut self.pages.0, self.mm, self.writable) };
+            return;
         }
-        PINNED_PAGES.fetch_sub(n as u64, Ordering::Relaxed);
+        let Some(mut late) = late else { return };
+        // SAFETY: `pages`, `mm` and `writable` are not structurally pinned;
+        // the box is not queued yet, so nothing else refers to it.
+        let l = unsafe { late.as_mut().get_unchecked_mut() };
+        l.pages = core::mem::replace(&mut self.pages.0, KVVec::new());
+        l.mm = self.mm;
+        l.writable = self.writable;
+        // INVARIANT: the pages, their charge and the mm reference go to the
+        // work item, which releases them; it cannot be queued already (it was
+        // never queued before), so this enqueue takes it.
+        let _ = super::wq::queue().enqueue(late);
     }
 }
 

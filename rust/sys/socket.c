@@ -290,28 +290,6 @@ int srnic_sock_recv(struct socket *sock, void *buf, size_t len)
 	return kernel_recvmsg(sock, &msg, &vec, 1, len, msg.msg_flags);
 }
 
-/*
- * Whether no more data will come and none is left to read: the peer's FIN,
- * a reset or an error, with the receive queue drained. Data that arrived in
- * front of the end after the caller's last read (the peer's TERMINATE, say)
- * is still queued, and a reset does not discard it: the connection is not
- * over for the reader until that has been read. TCP queues a segment's data
- * before it marks the FIN, both under the socket lock, so looking under the
- * lock sees either the end with all data before it, or no end.
- */
-bool srnic_sock_closed(struct socket *sock)
-{
-	struct sock *sk = sock->sk;
-	bool closed;
-
-	lock_sock(sk);
-	closed = (sk->sk_err || sk->sk_shutdown & RCV_SHUTDOWN ||
-		  sk->sk_state != TCP_ESTABLISHED) &&
-		 skb_queue_empty(&sk->sk_receive_queue);
-	release_sock(sk);
-	return closed;
-}
-
 /* The callbacks a socket gets; sk_user_data points at this. */
 struct srnic_sock_cb {
 	srnic_sock_cb_fn fn;
@@ -377,7 +355,7 @@ static void name(struct sock *sk)							\
 	cb = srnic_cb(sk);								\
 	if (cb) {									\
 		cb->field(sk);								\
-		cb->fn(cb->user, event);						\
+		cb->fn(cb->user, event, sk);						\
 	} else if (sk->field != name) {							\
 		sk->field(sk);								\
 	}										\
@@ -594,17 +572,48 @@ static int srnic_rx_actor(read_descriptor_t *desc, struct sk_buff *skb, unsigned
 }
 
 /*
- * Feeds everything queued on the socket to fn, which returns how much it took
- * (less stops the read) or a negative error. Returns bytes consumed or the error.
+ * Feeds everything queued on sk to fn, which returns how much it took (less
+ * stops the read) or a negative error. Returns bytes consumed or the error.
+ * The caller holds the socket's lock: it owns the socket (srnic_sock_lock),
+ * or it is the socket's data-ready callback, which TCP calls with the lock
+ * held (bh_lock_sock in softirq, owned while it processes the backlog).
  */
-long srnic_sock_read(struct socket *sock, srnic_rx_fn fn, void *arg)
+long srnic_sk_read(struct sock *sk, srnic_rx_fn fn, void *arg)
 {
 	struct srnic_rd rd = { .fn = fn, .arg = arg };
 	read_descriptor_t desc = { .arg.data = &rd, .count = 1 };
-	long n;
+	long n = tcp_read_sock(sk, &desc, srnic_rx_actor);
 
-	lock_sock(sock->sk);
-	n = tcp_read_sock(sock->sk, &desc, srnic_rx_actor);
-	release_sock(sock->sk);
 	return rd.err ? rd.err : n;
+}
+
+void srnic_sock_lock(struct socket *sock)
+{
+	lock_sock(sock->sk);
+}
+
+void srnic_sock_unlock(struct socket *sock)
+{
+	release_sock(sock->sk);
+}
+
+struct sock *srnic_sock_sk(struct socket *sock)
+{
+	return sock->sk;
+}
+
+/*
+ * Whether no more data will come and none is left to read: the peer's FIN,
+ * a reset or an error, with the receive queue drained. Data that arrived in
+ * front of the end after the caller's last read (the peer's TERMINATE, say)
+ * is still queued, and a reset does not discard it: the connection is not
+ * over for the reader until that has been read. TCP queues a segment's data
+ * before it marks the FIN, both under the socket lock, which the caller holds
+ * (see srnic_sk_read), so it sees either the end with all data before it, or
+ * no end.
+ */
+bool srnic_sk_closed(struct sock *sk)
+{
+	return (sk->sk_err || sk->sk_shutdown & RCV_SHUTDOWN || sk->sk_state != TCP_ESTABLISHED) &&
+	       skb_queue_empty(&sk->sk_receive_queue);
 }

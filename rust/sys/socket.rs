@@ -7,8 +7,10 @@
 //! [`TcpSocket`] owns a `struct socket` and releases it on drop. Connected sockets
 //! can be given callbacks: the socket then holds one reference on an `Arc<T>` and
 //! calls [`SocketEvents::socket_event`] from softirq context when data arrives,
-//! space frees up or the state changes. [`TcpSocket::read_with`] hands queued data
-//! to a closure straight from the socket buffers (`tcp_read_sock`), so receive
+//! space frees up or the state changes ([`SocketEvents::data_ready`], with the
+//! socket's lock held, when data arrives). [`Locked::read_with`], with the
+//! lock held there or by [`TcpSocket::with_lock`], hands queued data to a
+//! closure straight from the socket buffers (`tcp_read_sock`), so receive
 //! copies each byte once, from the skb to its destination.
 
 use core::ffi::{c_int, c_long, c_void};
@@ -29,7 +31,13 @@ pub(crate) struct RawSocket {
     _opaque: [u8; 0],
 }
 
-type CbFn = unsafe extern "C" fn(user: *mut c_void, event: c_int);
+/// `struct sock`, opaque here.
+#[repr(C)]
+pub(crate) struct RawSock {
+    _opaque: [u8; 0],
+}
+
+type CbFn = unsafe extern "C" fn(user: *mut c_void, event: c_int, sk: *mut RawSock);
 type RxFn = unsafe extern "C" fn(arg: *mut c_void, data: *const u8, len: usize) -> c_long;
 
 extern "C" {
@@ -58,10 +66,13 @@ extern "C" {
     fn srnic_sock_mss(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_path_mss(sock: *mut RawSocket) -> c_int;
     fn srnic_sock_recv(sock: *mut RawSocket, buf: *mut c_void, len: usize) -> c_int;
-    fn srnic_sock_closed(sock: *mut RawSocket) -> bool;
     fn srnic_sock_set_callbacks(sock: *mut RawSocket, f: CbFn, user: *mut c_void) -> c_int;
     fn srnic_sock_clear_callbacks(sock: *mut RawSocket) -> *mut c_void;
-    fn srnic_sock_read(sock: *mut RawSocket, f: RxFn, arg: *mut c_void) -> c_long;
+    fn srnic_sock_lock(sock: *mut RawSocket);
+    fn srnic_sock_unlock(sock: *mut RawSocket);
+    fn srnic_sock_sk(sock: *mut RawSocket) -> *mut RawSock;
+    fn srnic_sk_read(sk: *mut RawSock, f: RxFn, arg: *mut c_void) -> c_long;
+    fn srnic_sk_closed(sk: *mut RawSock) -> bool;
 }
 
 /// `sa_family` of an IPv4 address (AF_INET).
@@ -176,11 +187,84 @@ pub(crate) enum SocketEvent {
     State,
 }
 
-/// Receiver of a socket's callbacks. Runs in softirq context with the socket's
-/// callback lock held: it must not sleep (queue work instead).
+/// Receiver of a socket's callbacks. Runs in softirq context (or in the
+/// process that releases the socket's lock, for the segments TCP queued on its
+/// backlog meanwhile) with the socket's callback lock held and bottom halves
+/// disabled: it must not sleep (queue work instead).
 pub(crate) trait SocketEvents: Send + Sync + 'static {
-    /// Called for every event on the socket.
+    /// Called for every event on the socket ([`SocketEvents::data_ready`]
+    /// too, unless the receiver has its own).
     fn socket_event(this: ArcBorrow<'_, Self>, event: SocketEvent);
+
+    /// Data arrived: `sock`, whose lock TCP holds for this call, may be read
+    /// right here ([`Locked::read_with`]).
+    fn data_ready(this: ArcBorrow<'_, Self>, sock: &Locked<'_>) {
+        let _ = sock;
+        Self::socket_event(this, SocketEvent::Readable);
+    }
+}
+
+/// A socket whose lock is held: by [`TcpSocket::with_lock`] (`lock_sock`), or by
+/// TCP around a data-ready callback ([`SocketEvents::data_ready`]).
+///
+/// # Invariants
+///
+/// `sk` is a live socket whose lock is held for `'a`.
+pub(crate) struct Locked<'a> {
+    sk: NonNull<RawSock>,
+    _lock: PhantomData<&'a ()>,
+}
+
+impl Locked<'_> {
+    /// Hands everything queued on the socket to `f`, piece by piece, straight
+    /// from the socket buffers (`tcp_read_sock`). `f` returns how many bytes it
+    /// took (fewer stops the read) or an error, which stops the read and is
+    /// returned.
+    pub(crate) fn read_with<F: FnMut(&[u8]) -> Result<usize>>(&self, f: &mut F) -> Result<usize> {
+        struct State<'a, F> {
+            f: &'a mut F,
+            err: Option<Error>,
+        }
+        unsafe extern "C" fn rx<F: FnMut(&[u8]) -> Result<usize>>(
+            arg: *mut c_void,
+            data: *const u8,
+            len: usize,
+        ) -> c_long {
+            // SAFETY: `arg` is the `State` below, alive for the whole read; `data`
+            // is readable for `len` bytes during this call.
+            let (st, chunk) = unsafe {
+                (
+                    &mut *arg.cast::<State<'_, F>>(),
+                    core::slice::from_raw_parts(data, len),
+                )
+            };
+            match (st.f)(chunk) {
+                Ok(n) => c_long::try_from(n.min(len)).unwrap_or(0),
+                Err(e) => {
+                    st.err = Some(e);
+                    -1
+                }
+            }
+        }
+        let mut st = State { f, err: None };
+        // SAFETY: `sk` is live and locked (type invariant); `rx::<F>` matches
+        // `st`'s type.
+        let r = unsafe { srnic_sk_read(self.sk.as_ptr(), rx::<F>, (&mut st as *mut State<'_, F>).cast()) };
+        if let Some(e) = st.err {
+            return Err(e);
+        }
+        to_result(i32::try_from(r.min(0)).unwrap_or(-(EIO.to_errno())))?;
+        usize::try_from(r).map_err(|_| EIO)
+    }
+
+    /// Whether the connection is over for the reader: closed by the peer,
+    /// reset or failed, with everything that arrived before the end read.
+    /// Data still queued (it may have arrived after the last read) keeps it
+    /// open: its arrival calls the data-ready callback again.
+    pub(crate) fn is_closed(&self) -> bool {
+        // SAFETY: `sk` is live and locked (type invariant).
+        unsafe { srnic_sk_closed(self.sk.as_ptr()) }
+    }
 }
 
 /// An owned kernel TCP socket.
@@ -348,70 +432,43 @@ impl TcpSocket {
         usize::try_from(r).map_err(|_| EIO)
     }
 
-    /// Whether the connection is over for the reader: closed by the peer,
-    /// reset or failed, with everything that arrived before the end read.
-    /// Data still queued (it may have arrived after the last read) keeps it
-    /// open: its arrival queued the receive work again. Takes the socket lock
-    /// (process context only).
-    pub(crate) fn is_closed(&self) -> bool {
-        // SAFETY: `self` is a live socket.
-        unsafe { srnic_sock_closed(self.raw()) }
-    }
 
-    /// Hands everything queued on the socket to `f`, piece by piece, straight from
-    /// the socket buffers. `f` returns how many bytes it took (fewer stops the
-    /// read) or an error, which stops the read and is returned.
-    pub(crate) fn read_with<F: FnMut(&[u8]) -> Result<usize>>(&self, f: &mut F) -> Result<usize> {
-        struct State<'a, F> {
-            f: &'a mut F,
-            err: Option<Error>,
-        }
-        unsafe extern "C" fn rx<F: FnMut(&[u8]) -> Result<usize>>(
-            arg: *mut c_void,
-            data: *const u8,
-            len: usize,
-        ) -> c_long {
-            // SAFETY: `arg` is the `State` below, alive for the whole read; `data`
-            // is readable for `len` bytes during this call.
-            let (st, chunk) = unsafe {
-                (
-                    &mut *arg.cast::<State<'_, F>>(),
-                    core::slice::from_raw_parts(data, len),
-                )
-            };
-            match (st.f)(chunk) {
-                Ok(n) => c_long::try_from(n.min(len)).unwrap_or(0),
-                Err(e) => {
-                    st.err = Some(e);
-                    -1
-                }
-            }
-        }
-        let mut st = State { f, err: None };
-        // SAFETY: `self` is live; `rx::<F>` matches `st`'s type.
-        let r = unsafe { srnic_sock_read(self.raw(), rx::<F>, (&mut st as *mut State<'_, F>).cast()) };
-        if let Some(e) = st.err {
-            return Err(e);
-        }
-        to_result(i32::try_from(r.min(0)).unwrap_or(-(EIO.to_errno())))?;
-        usize::try_from(r).map_err(|_| EIO)
+    /// Runs `f` with the socket's lock held (`lock_sock`): `f` may read the
+    /// socket ([`Locked::read_with`]). Segments that arrive meanwhile wait on
+    /// the socket's backlog; releasing the lock processes them, which calls the
+    /// data-ready callback in this context.
+    pub(crate) fn with_lock<R>(&self, f: impl FnOnce(&Locked<'_>) -> R) -> R {
+        // SAFETY: `self` is a live socket.
+        unsafe { srnic_sock_lock(self.raw()) };
+        // INVARIANT: the socket is live and locked until the unlock below.
+        let locked = Locked {
+            // SAFETY: `self` is a live socket, which has a `struct sock`.
+            sk: unsafe { NonNull::new_unchecked(srnic_sock_sk(self.raw())) },
+            _lock: PhantomData,
+        };
+        let r = f(&locked);
+        // SAFETY: locked above; `locked` is not used after this.
+        unsafe { srnic_sock_unlock(self.raw()) };
+        r
     }
 
     /// Installs callbacks that call `T::socket_event` with `target`. The socket
     /// keeps one reference on `target` until [`Self::clear_callbacks`]. Fails
     /// with EBUSY when the socket has callbacks already.
     fn set_callbacks<T: SocketEvents>(&self, target: Arc<T>) -> Result {
-        unsafe extern "C" fn tramp<T: SocketEvents>(user: *mut c_void, ev: c_int) {
+        unsafe extern "C" fn tramp<T: SocketEvents>(user: *mut c_void, ev: c_int, sk: *mut RawSock) {
             // SAFETY: `user` came from `Arc::into_raw` in `set_callbacks` and that
             // reference is only dropped after `srnic_sock_clear_callbacks`, which
             // waits for running callbacks.
             let this = unsafe { ArcBorrow::from_raw(user.cast_const().cast::<T>()) };
-            let ev = match ev {
-                1 => SocketEvent::Readable,
-                2 => SocketEvent::Writable,
-                _ => SocketEvent::State,
-            };
-            T::socket_event(this, ev);
+            match (ev, NonNull::new(sk)) {
+                // INVARIANT: TCP holds the lock of `sk`, a live socket, for the
+                // callback (see `srnic_sk_read` in the glue).
+                (1, Some(sk)) => T::data_ready(this, &Locked { sk, _lock: PhantomData }),
+                (1, None) => T::socket_event(this, SocketEvent::Readable),
+                (2, _) => T::socket_event(this, SocketEvent::Writable),
+                _ => T::socket_event(this, SocketEvent::State),
+            }
         }
         let user = Arc::into_raw(target).cast_mut().cast::<c_void>();
         // SAFETY: `self` is live; `tramp::<T>` expects exactly this `user`.

@@ -12,16 +12,24 @@
 //! readers, see `events.rs`); for a kernel client, its completion callback.
 
 use crate::uapi::{SrnicResCq, SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
-use crate::sys::gfp::ACCOUNTED;
+use crate::new_spinlock_bh;
+use crate::sys::{
+    gfp::{NoIo, ACCOUNTED},
+    sync::{may_sleep, SpinLockBh},
+    wq,
+};
 use crate::verbs::budget::{self, Budget, Charge};
 use crate::verbs::stats::{Live, Object};
 use crate::proto::ring::Ring;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     alloc::KVVec,
-    new_mutex, new_spinlock,
+    impl_has_work,
+    new_mutex,
+    new_work,
     prelude::*,
-    sync::{Arc, Mutex, SpinLock},
+    sync::{Arc, Mutex},
+    workqueue::{Work, WorkItem},
 };
 
 /// The CQ's mutable state.
@@ -30,10 +38,31 @@ struct Inner {
     /// `SRNIC_CQ_*` flags of the pending arming, 0 when not armed.
     armed: u32,
     overflowed: bool,
+    /// Notifications due where sleeping is not allowed (a QP's receive path
+    /// in softirq context), left to the CQ's work item.
+    late: Due,
 }
 
-/// Where a CQ's notifications go. Called without the CQ's lock, from the
-/// context that added the completion (process context).
+/// Notifications a completion made due ([`Cq::push`]).
+#[must_use = "fire it with Cq::notify once no spinlock is held"]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Due {
+    /// An armed CQ got a completion its arming asked for.
+    completion: bool,
+    /// The CQ overflowed (the first time).
+    overflow: bool,
+}
+
+impl Due {
+    /// The notifications of both.
+    pub(crate) fn and(self, other: Due) -> Due {
+        Due { completion: self.completion || other.completion, overflow: self.overflow || other.overflow }
+    }
+}
+
+/// Where a CQ's notifications go. Called without the CQ's lock, in process
+/// context: from the context that added the completion, or from the CQ's work
+/// item when that context may not sleep.
 pub(crate) trait CqNotify: Send + Sync {
     /// The armed CQ `cq` got a completion its arming asked for.
     fn completion(&self, cq: u32);
@@ -47,7 +76,10 @@ pub(crate) struct Cq {
     /// The CQ's handle (reported in its events).
     pub(crate) handle: u32,
     #[pin]
-    inner: SpinLock<Inner>,
+    inner: SpinLockBh<Inner>,
+    /// Delivers the notifications left in `Inner` (see [`Cq::push`]).
+    #[pin]
+    notify_work: Work<Cq>,
     /// Serializes `POLL_CQ` callers across their writes to user memory (see
     /// [`Cq::peek`]); only pollers of this CQ wait for it.
     #[pin]
@@ -72,7 +104,16 @@ impl Cq {
         Arc::pin_init(
             pin_init!(Self {
                 handle,
-                inner <- new_spinlock!(Inner { wcs: Ring::new(wcs), armed: 0, overflowed: false }, "srnic_cq"),
+                inner <- new_spinlock_bh!(
+                    Inner {
+                        wcs: Ring::new(wcs),
+                        armed: 0,
+                        overflowed: false,
+                        late: Due::default(),
+                    },
+                    "srnic_cq"
+                ),
+                notify_work <- new_work!("srnic_cq_notify"),
                 pollers <- new_mutex!((), "srnic_cq_pollers"),
                 notify,
                 users: AtomicU32::new(0),
@@ -83,28 +124,57 @@ impl Cq {
         )
     }
 
-    /// Adds a completion; fires an armed notification that it matches.
-    pub(crate) fn push(&self, wc: SrnicWc) {
-        let (notify, overflow) = {
+    /// Adds a completion; returns the notification it made due (an arming it
+    /// matched, or the overflow), which the caller fires with [`Cq::notify`]
+    /// once it holds no spinlock: pushes from under a queue's lock keep the
+    /// completions in order, the notification comes after.
+    pub(crate) fn push(&self, wc: SrnicWc) -> Due {
+        let mut r = self.inner.lock();
+        if r.wcs.push(wc).is_err() {
+            let first = !r.overflowed;
+            r.overflowed = true;
+            return Due { completion: false, overflow: first };
+        }
+        let matches = r.armed & SRNIC_CQ_NEXT_COMP != 0
+            || (r.armed & SRNIC_CQ_SOLICITED != 0
+                && (wc.flags & SRNIC_WC_SOLICITED != 0 || wc.status != SRNIC_WC_SUCCESS));
+        if matches {
+            r.armed = 0;
+        }
+        Due { completion: matches, overflow: false }
+    }
+
+    /// [`Cq::push`] and [`Cq::notify`], for a caller that holds no spinlock.
+    pub(crate) fn push_notify(self: &Arc<Self>, wc: SrnicWc) {
+        let due = self.push(wc);
+        self.notify(due);
+    }
+
+    /// Fires the notifications `due` (from [`Cq::push`]): now, or where the
+    /// caller may not sleep (softirq, a bottom-half-safe lock held) from the
+    /// CQ's work item.
+    pub(crate) fn notify(self: &Arc<Self>, due: Due) {
+        if !due.completion && !due.overflow {
+            return;
+        }
+        if may_sleep() {
+            self.deliver(due);
+            return;
+        }
+        {
             let mut r = self.inner.lock();
-            if r.wcs.push(wc).is_err() {
-                let first = !r.overflowed;
-                r.overflowed = true;
-                (false, first)
-            } else {
-                let matches = r.armed & SRNIC_CQ_NEXT_COMP != 0
-                    || (r.armed & SRNIC_CQ_SOLICITED != 0
-                        && (wc.flags & SRNIC_WC_SOLICITED != 0 || wc.status != SRNIC_WC_SUCCESS));
-                if matches {
-                    r.armed = 0;
-                }
-                (matches, false)
-            }
-        };
-        if notify {
+            r.late.completion |= due.completion;
+            r.late.overflow |= due.overflow;
+        }
+        // Already queued: it delivers these too.
+        let _ = wq::dp_queue().enqueue(self.clone());
+    }
+
+    fn deliver(&self, due: Due) {
+        if due.completion {
             self.notify.completion(self.handle);
         }
-        if overflow {
+        if due.overflow {
             self.notify.overflow(self.handle);
         }
     }
@@ -155,6 +225,21 @@ impl Cq {
     /// being made with it, see [`CqUse`]).
     pub(crate) fn in_use(&self) -> bool {
         self.users.load(Ordering::Acquire) != 0
+    }
+}
+
+impl_has_work! {
+    impl HasWork<Self> for Cq { self.notify_work }
+}
+
+impl WorkItem for Cq {
+    type Pointer = Arc<Cq>;
+
+    /// Delivers the notifications [`Cq::push`] left.
+    fn run(this: Arc<Cq>) {
+        let _noio = NoIo::enter();
+        let due = core::mem::take(&mut this.inner.lock().late);
+        this.deliver(due);
     }
 }
 

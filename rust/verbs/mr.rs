@@ -10,8 +10,14 @@
 //! from then on every access fails, until it is deregistered.
 
 use crate::{
+    new_spinlock_bh,
     proto::rdmap::StagError,
-    sys::{gfp::ACCOUNTED, pages::{KernelPages, PageArray, PageSlice, PinnedPages}, random::random_u8},
+    sys::{
+        gfp::ACCOUNTED,
+        pages::{KernelPages, PageArray, PageSlice, PinnedPages},
+        random::random_u8,
+        sync::SpinLockBh,
+    },
     uapi::{SRNIC_ACCESS_LOCAL_WRITE, SRNIC_ACCESS_REMOTE_READ, SRNIC_ACCESS_REMOTE_WRITE},
     verbs::budget::{self, Budget, Charge},
     verbs::pd::{Pd, PdUse},
@@ -20,10 +26,9 @@ use crate::{
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     alloc::KVec,
-    new_mutex,
     page::PAGE_SIZE,
     prelude::*,
-    sync::{Arc, Mutex},
+    sync::Arc,
 };
 
 /// What an access to a region needs.
@@ -115,10 +120,10 @@ pub(crate) struct Mr {
 impl Mr {
     /// What a region over `[va, va + len)` takes of the kernel's memory (the
     /// pinned pages themselves are charged to RLIMIT_MEMLOCK): the region and
-    /// its page array.
+    /// what keeps its pages ([`PinnedPages::footprint`]).
     pub(crate) fn footprint(va: u64, len: u64) -> Result<usize> {
         let (_, npages) = page_span(va, len)?;
-        budget::sum(&[budget::arc::<Self>(), budget::array::<usize>(npages)?])
+        budget::sum(&[budget::arc::<Self>(), PinnedPages::footprint(npages).ok_or(EINVAL)?])
     }
 
     /// Makes a region of `[va, va + len)` over `src`, charged to `budget`
@@ -285,8 +290,9 @@ impl Mr {
 /// transmit paths of the file's queue pairs as well as by ioctls.
 #[pin_data]
 pub(crate) struct MrTable {
+    /// Bottom-half-safe: the receive path looks regions up in softirq context.
     #[pin]
-    slots: Mutex<Slots>,
+    slots: SpinLockBh<Slots>,
     budget: Arc<Budget>,
 }
 
@@ -320,7 +326,7 @@ impl MrTable {
     pub(crate) fn new(max: usize, budget: Arc<Budget>) -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
-                slots <- new_mutex!(Slots { mrs: KVec::new(), live: 0, max }, "srnic_mrs"),
+                slots <- new_spinlock_bh!(Slots { mrs: KVec::new(), live: 0, max }, "srnic_mrs"),
                 budget,
             }),
             ACCOUNTED,
@@ -337,17 +343,38 @@ impl MrTable {
     /// large registration does not hold up the lookups of the file's data
     /// path.
     pub(crate) fn register(&self, pd: &Arc<Pd>, va: u64, len: u64, access: u32, src: MrSource) -> Result<Arc<Mr>> {
-        let (idx, stag) = {
+        // Room for one more entry, allocated outside the lock (a spinlock).
+        let mut spare: Option<KVec<Entry>> = None;
+        let (idx, stag) = loop {
             let mut s = self.slots.lock();
             if s.live >= s.max {
                 return Err(ENOMEM);
             }
             let idx = match s.mrs.iter().position(|e| matches!(e.slot, Slot::Free)) {
                 Some(i) => i,
-                None => {
+                None if s.mrs.len() < s.mrs.capacity() => {
+                    // Within capacity: cannot fail.
                     s.mrs.push(Entry { slot: Slot::Free, key: 0 }, ACCOUNTED)?;
                     s.mrs.len() - 1
                 }
+                None => match spare.take() {
+                    Some(mut bigger) if bigger.capacity() > s.mrs.len() => {
+                        // The entries move over (within `bigger`'s capacity:
+                        // cannot fail); the old buffer is freed (kfree, which
+                        // does not sleep).
+                        for e in core::mem::replace(&mut s.mrs, KVec::new()) {
+                            let _ = bigger.push(e, ACCOUNTED);
+                        }
+                        s.mrs = bigger;
+                        continue;
+                    }
+                    _ => {
+                        let want = s.mrs.len().saturating_mul(2).max(16).min(s.max.max(1));
+                        drop(s);
+                        spare = Some(KVec::with_capacity(want, ACCOUNTED)?);
+                        continue;
+                    }
+                },
             };
             // STag index 0 is never used: siw's peer-to-peer RTR writes to STag 1
             // with length 0, and index 0 with key 0 would be STag 0.
@@ -365,13 +392,16 @@ impl MrTable {
             e.key = key;
             e.slot = Slot::Reserved;
             s.live += 1;
-            (idx, index << 8 | u32::from(key))
+            break (idx, index << 8 | u32::from(key));
         };
+        drop(spare);
         let r = Mr::register(pd, stag, va, len, access, src, &self.budget);
         let mut s = self.slots.lock();
         let Some(slot) = s.mrs.get_mut(idx).map(|e| &mut e.slot).filter(|m| matches!(m, Slot::Reserved)) else {
             // The table was cleared meanwhile (cannot happen while the file
-            // makes this call); the region is dropped.
+            // makes this call); the region is dropped, after the lock.
+            drop(s);
+            drop(r);
             return Err(EINVAL);
         };
         match r {

@@ -5,12 +5,16 @@
 //! when the QP is created, so posting allocates nothing), and, once connected,
 //! a TCP socket with the MPA/DDP/RDMAP state of the protocol cores.
 //!
-//! Execution: every protocol step runs in process context, on srnic's
-//! workqueue or (transmit) in a poster's system call. The socket's callbacks
-//! (softirq) only queue the QP's receive or transmit work.
-//! - Receive ([`Qp::rx_run`]): `tcp_read_sock` hands the socket buffers to the
+//! Execution: receive runs where the data arrives, in the socket's data-ready
+//! callback (softirq), as siw's does; transmit in a poster's system call or on
+//! srnic's workqueue; whatever may sleep (reporting an error, flushing,
+//! closing) in process context, on the workqueue.
+//! - Receive ([`Qp::rx_ready`]): `tcp_read_sock` hands the socket buffers to the
 //!   MPA framer piece by piece; payload is copied once, from the skb straight
-//!   into the pinned pages of the target memory region or receive buffer.
+//!   into the pinned pages of the target memory region or receive buffer. A
+//!   failure or the end of the stream is left to the receive work
+//!   ([`Qp::rx_run`]), which also reads what arrived before the callbacks
+//!   were installed.
 //! - Transmit ([`Qp::tx_run`]): runs in the poster's context unless the
 //!   transmit work is running ([`Qp::transmit`]); segments work requests into
 //!   FPDUs, stages each FPDU's framing (the CRC, the kernel's crc32c, computed
@@ -19,10 +23,13 @@
 //!   send buffer is full the run returns; the socket's write-space callback
 //!   queues the transmit work.
 //!
-//! Locks, in the order they nest: `tx` (transmit state, held while sending),
-//! `rx` (receive state), then the leaves `conn`, `sq`, `rq`, CQ rings, the MR
-//! table and the event queue. The receive side never takes `tx`: a TERMINATE it
-//! must send is handed over in `conn` and the transmit work sends it.
+//! Locks, in the order they nest: `tx` (transmit state, held while sending; a
+//! mutex), the socket's lock, `rx` (receive state), then the leaves `conn`,
+//! `sq`, `rq`, the CQ rings and the MR table. All but `tx` are
+//! bottom-half-safe spinlocks (`sys::sync::SpinLockBh`): the receive path
+//! takes them in softirq context, so nothing under them sleeps. The receive
+//! side never takes `tx`: a TERMINATE it must send is handed over in `conn`
+//! and the transmit work sends it.
 //!
 //! Errors: any protocol violation sends a TERMINATE and moves the QP to ERROR:
 //! the operation that failed completes with an error status (and the TERMINATE
@@ -54,6 +61,7 @@ use self::{
     tx::TxState,
 };
 use crate::{
+    new_spinlock_bh,
     proto::{
         ddp::TxQueues,
         mpa::{rx::RxFramer, tx::TxFramer},
@@ -61,6 +69,7 @@ use crate::{
     },
     sys::{
         gfp::{NoIo, ACCOUNTED},
+        sync::SpinLockBh,
         timer::{Timer, TimerTarget},
         task,
         trace::{self, Cm, Site},
@@ -114,13 +123,13 @@ pub(crate) struct Qp {
     pub(crate) events: Arc<Events>,
     pub(crate) caps: QpCaps,
     #[pin]
-    conn: Mutex<Conn>,
+    conn: SpinLockBh<Conn>,
     #[pin]
-    sq: Mutex<SendQueue>,
+    sq: SpinLockBh<SendQueue>,
     #[pin]
-    rq: Mutex<RecvQueue>,
+    rq: SpinLockBh<RecvQueue>,
     #[pin]
-    rx: Mutex<RxState>,
+    rx: SpinLockBh<RxState>,
     #[pin]
     tx: Mutex<TxState>,
     #[pin]
@@ -207,14 +216,15 @@ impl Qp {
                 mrs,
                 events,
                 caps,
-                conn <- new_mutex!(conn, "srnic_qp_conn"),
-                sq <- new_mutex!(sq, "srnic_qp_sq"),
-                rq <- new_mutex!(rq, "srnic_qp_rq"),
-                rx <- new_mutex!(RxState {
+                conn <- new_spinlock_bh!(conn, "srnic_qp_conn"),
+                sq <- new_spinlock_bh!(sq, "srnic_qp_sq"),
+                rq <- new_spinlock_bh!(rq, "srnic_qp_rq"),
+                rx <- new_spinlock_bh!(RxState {
                     framer: RxFramer::new(false, false),
                     engine: RecvEngine::new(0, 0, [OrqEntry::default(); limits::MAX_ORD]),
                     place: None,
                     active: false,
+                    left: None,
                 }, "srnic_qp_rx"),
                 tx <- new_mutex!(TxState {
                     framer: TxFramer::new(false, false),

@@ -196,7 +196,7 @@ impl Ep {
                 ..
             }) = recvs.get_mut(i).and_then(Option::take)
             {
-                self.recv_cq.push(wc);
+                self.recv_cq.push_notify(wc);
             }
         }
     }

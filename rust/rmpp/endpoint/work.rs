@@ -77,7 +77,7 @@ impl Ep {
                             (SRNIC_WC_RETRY_EXC_ERR, 0)
                         }
                     };
-                    self.send_cq.push(self.send_wc(&s, st, accepted));
+                    self.send_cq.push_notify(self.send_wc(&s, st, accepted));
                     // Dropping `s` unpins its buffer: the engine no longer reads it.
                 }
                 Completion::Recv {

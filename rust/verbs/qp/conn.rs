@@ -16,11 +16,11 @@ use crate::{
         errno::{econnaborted, econnreset, enetdown, etimedout},
         ratelimit::net_ratelimit,
         param,
-        socket::{Attached, SocketEvent, SocketEvents, TcpSocket, AF_INET6},
+        socket::{Attached, Locked, SocketEvent, SocketEvents, TcpSocket, AF_INET6},
         trace::{self, Cm},
     },
     uapi::*,
-    verbs::{events::event, limits, stats},
+    verbs::{events::event, limits, mr::Mr, stats},
 };
 
 use core::sync::atomic::Ordering;
@@ -151,6 +151,9 @@ impl Qp {
         // instead of holding its data and this QP for ever.
         sock.set_user_timeout(param::tx_stall_timeout_ms());
         let attached = Attached::new(sock, self.clone())?;
+        // The start-up's socket reference, dropped after the locks (releasing
+        // a socket sleeps).
+        let mut startup = None;
         let refused = {
             let mut tx = self.tx.lock();
             let mut rx = self.rx.lock();
@@ -171,6 +174,7 @@ impl Qp {
                 rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
                 rx.place = None;
                 rx.active = true;
+                rx.left = None;
                 match neg.rtr {
                     // RFC 5044 section 7.1.2: an MPA responder receives a
                     // valid FPDU before it sends one, so that the initiator
@@ -193,10 +197,11 @@ impl Qp {
                 c.mpa_flags = est.mpa_flags;
                 c.neg = Some(neg);
                 c.sock = Some(attached);
-                c.startup = None;
+                startup = c.startup.take();
                 None
             }
         };
+        drop(startup);
         if let Some(attached) = refused {
             drop(attached.detach());
             return Err(econnaborted());
@@ -235,9 +240,13 @@ impl Qp {
     /// may be reported (not for a QP destroyed meanwhile: its handle may
     /// already name another QP).
     pub(crate) fn connect_failed(&self) -> bool {
-        let mut c = self.conn.lock();
-        c.startup = None;
-        c.life.connect_failed().is_ok()
+        let (startup, ok) = {
+            let mut c = self.conn.lock();
+            (c.startup.take(), c.life.connect_failed().is_ok())
+        };
+        // Releasing a socket sleeps: not under `conn`.
+        drop(startup);
+        ok
     }
 
     /// The socket, if connected.
@@ -425,15 +434,33 @@ impl Qp {
         self.hold.timer.cancel();
         // A message under way holds its regions: give it up.
         self.tx.lock().cur = None;
-        // Release the memory regions the queues still reference.
-        let mut sq = self.sq.lock();
-        sq.sges.release_all();
-        sq.wqes.clear();
-        sq.sent = 0;
-        drop(sq);
-        let mut rq = self.rq.lock();
-        rq.sges.release_all();
-        rq.wqes.clear();
+        {
+            let mut sq = self.sq.lock();
+            sq.wqes.clear();
+            sq.sent = 0;
+        }
+        self.rq.lock().wqes.clear();
+        // Release the memory regions the queues still reference, a batch at a
+        // time outside the queues' locks: a last reference unpins its pages
+        // here, before DESTROY_QP returns, not in a work item later.
+        const BATCH: usize = 32;
+        let mut batch: [Option<Arc<Mr>>; BATCH] = Default::default();
+        for rq in [false, true] {
+            let mut at = 0;
+            loop {
+                let n = if rq {
+                    self.rq.lock().sges.take_refs(&mut at, &mut batch)
+                } else {
+                    self.sq.lock().sges.take_refs(&mut at, &mut batch)
+                };
+                if n == 0 {
+                    break;
+                }
+                for r in batch.iter_mut() {
+                    drop(r.take());
+                }
+            }
+        }
     }
 }
 
@@ -444,5 +471,10 @@ impl SocketEvents for Qp {
             SocketEvent::Readable | SocketEvent::State => qp.kick_rx(),
             SocketEvent::Writable => qp.kick_tx(),
         }
+    }
+
+    fn data_ready(this: ArcBorrow<'_, Self>, sock: &Locked<'_>) {
+        let qp: Arc<Qp> = this.into();
+        qp.rx_ready(sock);
     }
 }

@@ -8,6 +8,7 @@ use crate::{
     proto::{rdmap::ReadRequest, ring::Ring},
     uapi::*,
     verbs::{
+        cq::Due,
         mr::{Mr, Need},
         stats,
     },
@@ -103,11 +104,20 @@ impl SgeSlots {
         }
     }
 
-    /// Drops every reference on memory regions.
-    pub(super) fn release_all(&mut self) {
-        for s in self.sges.iter_mut() {
-            s.mr = None;
+    /// Moves the references on memory regions that the elements from index
+    /// `*at` on hold into `out`, as many as fit, for the caller to drop once
+    /// it released the queue's lock (a last reference unpins pages, which may
+    /// sleep); advances `*at`. Returns how many it moved: 0 when none is left.
+    pub(super) fn take_refs(&mut self, at: &mut usize, out: &mut [Option<Arc<Mr>>]) -> usize {
+        let mut n = 0;
+        while n < out.len() && *at < self.sges.len() {
+            if let Some(mr) = self.sges[*at].mr.take() {
+                out[n] = Some(mr);
+                n += 1;
+            }
+            *at += 1;
         }
+        n
     }
 }
 
@@ -349,6 +359,7 @@ impl Qp {
     /// Completes every outstanding work request: the oldest send request still
     /// in progress with `head_status`, everything else with WR_FLUSH_ERR.
     pub(super) fn flush(&self, head_status: u32, term: u32) {
+        let mut send_due = Due::default();
         {
             let mut sq = self.sq.lock();
             let mut first = true;
@@ -367,37 +378,47 @@ impl Qp {
                 }
                 let wc = send_wc(&w, status, self.handle, if status == SRNIC_WC_SUCCESS { 0 } else { term });
                 if w.signaled || status != SRNIC_WC_SUCCESS {
-                    self.send_cq.push(wc);
+                    send_due = send_due.and(self.send_cq.push(wc));
                 }
             }
             sq.sent = 0;
         }
-        let mut rq = self.rq.lock();
-        while let Some(w) = rq.pop() {
-            stats::FLUSHED_WRS.fetch_add(1, Ordering::Relaxed);
-            let wc = SrnicWc {
-                wr_id: w.wr_id,
-                status: SRNIC_WC_WR_FLUSH_ERR,
-                opcode: SRNIC_WC_RECV,
-                qp_handle: self.handle,
-                term,
-                ..Default::default()
-            };
-            self.recv_cq.push(wc);
-        }
-    }
-
-    /// Completes finished send requests from the oldest, in posting order.
-    pub(super) fn complete_sends(&self) {
-        let mut sq = self.sq.lock();
-        while let Some(&w) = sq.wqes.front() {
-            let WqeState::Done(status) = w.state else { break };
-            sq.pop();
-            let wc = send_wc(&w, status, self.handle, w.term);
-            if w.signaled || status != SRNIC_WC_SUCCESS {
-                self.send_cq.push(wc);
+        self.send_cq.notify(send_due);
+        let mut recv_due = Due::default();
+        {
+            let mut rq = self.rq.lock();
+            while let Some(w) = rq.pop() {
+                stats::FLUSHED_WRS.fetch_add(1, Ordering::Relaxed);
+                let wc = SrnicWc {
+                    wr_id: w.wr_id,
+                    status: SRNIC_WC_WR_FLUSH_ERR,
+                    opcode: SRNIC_WC_RECV,
+                    qp_handle: self.handle,
+                    term,
+                    ..Default::default()
+                };
+                recv_due = recv_due.and(self.recv_cq.push(wc));
             }
         }
+        self.recv_cq.notify(recv_due);
+    }
+
+    /// Completes finished send requests from the oldest, in posting order
+    /// (under `sq`: concurrent callers keep it); notifies after.
+    pub(super) fn complete_sends(&self) {
+        let mut due = Due::default();
+        {
+            let mut sq = self.sq.lock();
+            while let Some(&w) = sq.wqes.front() {
+                let WqeState::Done(status) = w.state else { break };
+                sq.pop();
+                let wc = send_wc(&w, status, self.handle, w.term);
+                if w.signaled || status != SRNIC_WC_SUCCESS {
+                    due = due.and(self.send_cq.push(wc));
+                }
+            }
+        }
+        self.send_cq.notify(due);
     }
 }
 

@@ -2,7 +2,10 @@
 //! The QP's receive and placement path: `tcp_read_sock` hands the socket
 //! buffers to the MPA framer piece by piece, and payload is copied once, from
 //! the skb straight into the pinned pages of the target region or receive
-//! buffer.
+//! buffer. It runs in the socket's data-ready callback (softirq), under the
+//! QP's bottom-half-safe locks; the receive work reads what arrived before the
+//! callbacks were installed and handles what may sleep (errors, the end of
+//! the stream).
 
 use super::*;
 use crate::{
@@ -16,7 +19,7 @@ use crate::{
             Terminate,
         },
     },
-    sys::{crc::KernelCrc32c, errno::eproto},
+    sys::{crc::KernelCrc32c, errno::eproto, socket::Locked},
     uapi::*,
     verbs::{limits, mr::{Mr, Need}, stats},
 };
@@ -33,18 +36,67 @@ pub(super) struct RxState {
     /// The current segment's placement, with its region for tagged ones.
     pub(super) place: Option<(Placement, Option<Arc<Mr>>)>,
     pub(super) active: bool,
+    /// What a read in the data-ready callback found that only the receive
+    /// work can handle (it reports errors, flushes and closes, which may
+    /// sleep).
+    pub(super) left: Option<RxEnd>,
+}
+
+/// How a read of the socket ended, when not with everything placed.
+pub(super) enum RxEnd {
+    /// A protocol error: the TERMINATE to send, or the one received.
+    Failed(Failure),
+    /// The stream ended or failed.
+    Closed,
 }
 
 impl Qp {
+    /// The receive work: reads what the socket holds that no data-ready
+    /// callback read (data that arrived before the callbacks were installed),
+    /// and handles what such a callback left: a failure, the end of the stream.
+    /// Process context.
     pub(super) fn rx_run(self: Arc<Self>) {
-        let Some(sock) = self.socket() else { return };
+        let left = self.rx.lock().left.take();
+        let end = match left {
+            Some(end) => Some(end),
+            None => {
+                let Some(sock) = self.socket() else { return };
+                sock.with_lock(|l| self.rx_read(l))
+            }
+        };
+        match end {
+            None => {}
+            Some(RxEnd::Failed(f)) => self.fail(f),
+            Some(RxEnd::Closed) => {
+                if let Some(sock) = self.socket() {
+                    self.connection_lost(&sock);
+                }
+            }
+        }
+    }
+
+    /// The socket's data-ready callback (softirq, or the process releasing the
+    /// socket's lock): places what arrived right here, as siw does, and leaves
+    /// a failure or the end of the stream to the receive work. Saves the hop
+    /// to a work item (a wake-up and a context switch) between a segment's
+    /// arrival and its data in place.
+    pub(super) fn rx_ready(self: &Arc<Self>, sock: &Locked<'_>) {
+        if let Some(end) = self.rx_read(sock) {
+            self.rx.lock().left = Some(end);
+            self.kick_rx();
+        }
+    }
+
+    /// Reads the socket, whose lock the caller holds, under `rx`: frames,
+    /// checks and places everything queued. Never sleeps.
+    fn rx_read(self: &Arc<Self>, sock: &Locked<'_>) -> Option<RxEnd> {
         let mut failure: Option<Failure> = None;
         let mut bad_crc = None;
         let mut read_failed = false;
         {
             let mut rx = self.rx.lock();
             if !rx.active {
-                return;
+                return None;
             }
             let crc = KernelCrc32c;
             let r = sock.read_with(&mut |chunk: &[u8]| {
@@ -88,9 +140,11 @@ impl Qp {
             self.trace_site(|s| trace::crc_error(s, received, computed));
         }
         if let Some(f) = failure {
-            self.fail(f);
+            Some(RxEnd::Failed(f))
         } else if read_failed || sock.is_closed() {
-            self.connection_lost(&sock);
+            Some(RxEnd::Closed)
+        } else {
+            None
         }
     }
 
@@ -229,7 +283,7 @@ impl Qp {
                         wc.status = SRNIC_WC_REM_INV_REQ_ERR;
                     }
                 }
-                self.recv_cq.push(wc);
+                self.recv_cq.push_notify(wc);
             }
             Completion::ReadDone { cookie, .. } => {
                 {
