@@ -108,7 +108,8 @@ unsafe fn release(pages: &mut KVVec<*mut bindings::page>, mm: *mut RawMm, writab
 /// # Invariants
 ///
 /// Once queued, `pages` are pinned and charged to `mm`, held, as in
-/// [`PinnedPages`]; before that `pages` is empty and `mm` null.
+/// [`PinnedPages`]; before that `pages` is empty and `mm` null. `writable` is
+/// the [`PinnedPages`]'s from the start.
 #[pin_data]
 struct LateRelease {
     #[pin]
@@ -335,7 +336,6 @@ impl Drop for PinnedPages {
         let l = unsafe { late.as_mut().get_unchecked_mut() };
         l.pages = core::mem::replace(&mut self.pages.0, KVVec::new());
         l.mm = self.mm;
-        l.writable = self.writable;
         // INVARIANT: the pages, their charge and the mm reference go to the
         // work item, which releases them; it cannot be queued already (it was
         // never queued before), so this enqueue takes it.

@@ -163,8 +163,7 @@ impl Cq {
         }
         {
             let mut r = self.inner.lock();
-            r.late.completion |= due.completion;
-            r.late.overflow |= due.overflow;
+            r.late = r.late.and(due);
         }
         // Already queued: it delivers these too.
         let _ = wq::dp_queue().enqueue(self.clone());

@@ -445,22 +445,16 @@ impl Qp {
         // here, before DESTROY_QP returns, not in a work item later.
         const BATCH: usize = 32;
         let mut batch: [Option<Arc<Mr>>; BATCH] = Default::default();
-        for rq in [false, true] {
+        let mut release = |take: &dyn Fn(&mut usize, &mut [Option<Arc<Mr>>]) -> usize| {
             let mut at = 0;
-            loop {
-                let n = if rq {
-                    self.rq.lock().sges.take_refs(&mut at, &mut batch)
-                } else {
-                    self.sq.lock().sges.take_refs(&mut at, &mut batch)
-                };
-                if n == 0 {
-                    break;
-                }
+            while take(&mut at, &mut batch) != 0 {
                 for r in batch.iter_mut() {
                     drop(r.take());
                 }
             }
-        }
+        };
+        release(&|at, out| self.sq.lock().sges.take_refs(at, out));
+        release(&|at, out| self.rq.lock().sges.take_refs(at, out));
     }
 }
 

@@ -238,12 +238,11 @@ iters_for() {
 # bench_pair STACK "SRV_CMD" "CLI_CMD": a server program on VM b and its
 # client here, both on STACK (compat_pair, listening on bench_port, each
 # killed after $T). The client's output is in CLI_OUT, empty unless both
-# exited 0 (the outputs are printed then, and the run counts as failed).
+# exited 0 (the outputs are printed then, and the run counts as failed);
+# BENCH_AGAIN says why a perftest run is to be run again (perftest_again).
 bench_pair() {
 	compat_pair peer "$bench_port" "$T" "$1" "$2" "$1" "$3"
-	BENCH_UNCALIBRATED=0 BENCH_CM_CRASH=0
-	if perftest_uncalibrated "$CLI_OUT$SRV_OUT"; then BENCH_UNCALIBRATED=1; fi
-	if perftest_cm_crash "$CLI_OUT" "$CLI_RC"; then BENCH_CM_CRASH=1; fi
+	BENCH_AGAIN=$(perftest_again)
 	if [ "$CLI_RC" != 0 ] || [ "$SRV_RC" != 0 ]; then
 		echo "$CLI_OUT"
 		echo "-- server side (peer):"
@@ -301,19 +300,14 @@ perftest_run() {
 			esac
 			;;
 		esac
-		# Its figure would be a poor clock's (perftest_uncalibrated), or
-		# perftest's retry crashed (perftest_cm_crash): again.
-		# (Not perftest_pair: each run needs its own frame count.)
-		[ "$BENCH_UNCALIBRATED$BENCH_CM_CRASH" != 00 ] && [ "$try" -lt "$PERFTEST_TRIES" ] || break
+		# Its figure would be a poor clock's, or it has none (perftest_again):
+		# again. (Not perftest_pair: each run needs its own frame count.)
+		[ -n "$BENCH_AGAIN" ] && [ "$try" -lt "$PERFTEST_TRIES" ] || break
 		try=$((try + 1))
-		if [ "$BENCH_CM_CRASH" = 1 ]; then
-			echo "bench: $prog on $sys: perftest's client crashed retrying a refused connection; run $try of $PERFTEST_TRIES"
-		else
-			echo "bench: $prog on $sys: perftest could not calibrate its clock (r^2 < 0.9); run $try of $PERFTEST_TRIES"
-		fi
+		echo "bench: $prog on $sys: $BENCH_AGAIN; run $try of $PERFTEST_TRIES"
 	done
 	# A figure from an uncalibrated clock is no figure.
-	[ "$BENCH_UNCALIBRATED" = 0 ] || fig=
+	[ -z "$BENCH_AGAIN" ] || fig=
 	[ "$sys" != rxe ] || rxe_swap off
 	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$cpu"
 }

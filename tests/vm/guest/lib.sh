@@ -978,21 +978,26 @@ perftest_cm_crash() {
 	return 1
 }
 
+# perftest_again: why the perftest pair compat_pair just ran (CLI_OUT,
+# SRV_OUT, CLI_RC) says nothing and is to be run again (perftest_uncalibrated,
+# perftest_cm_crash); nothing when it is not.
+perftest_again() {
+	if perftest_uncalibrated "$CLI_OUT$SRV_OUT"; then
+		echo "perftest could not calibrate its clock (r^2 < 0.9)"
+	elif perftest_cm_crash "$CLI_OUT" "$CLI_RC"; then
+		echo "perftest's client crashed retrying a refused connection (perftest_cm_crash)"
+	fi
+}
+
 # perftest_pair ARGS...: compat_pair ARGS for perftest programs, run again
-# (PERFTEST_TRIES times in all) while perftest_uncalibrated or
-# perftest_cm_crash. A run that failed in any other way is not run again.
+# (PERFTEST_TRIES times in all) while perftest_again says why. A run that
+# failed in any other way is not run again.
 perftest_pair() {
-	local try=1
+	local try=1 why
 	compat_pair "$@"
-	while [ "$try" -lt "$PERFTEST_TRIES" ]; do
-		if perftest_uncalibrated "$CLI_OUT$SRV_OUT"; then
-			echo "perftest_pair: perftest could not calibrate its clock (r^2 < 0.9); run $((try + 1)) of $PERFTEST_TRIES"
-		elif perftest_cm_crash "$CLI_OUT" "$CLI_RC"; then
-			echo "perftest_pair: perftest's client crashed retrying a refused connection (perftest_cm_crash); run $((try + 1)) of $PERFTEST_TRIES"
-		else
-			break
-		fi
+	while why=$(perftest_again) && [ -n "$why" ] && [ "$try" -lt "$PERFTEST_TRIES" ]; do
 		try=$((try + 1))
+		echo "perftest_pair: $why; run $try of $PERFTEST_TRIES"
 		compat_pair "$@"
 	done
 }
