@@ -336,6 +336,13 @@ impl Qp {
     /// that stopped reading or acknowledging (TCP's user timeout ran out, see
     /// [`Qp::establish`]) fails the QP; any other end is a disconnect.
     pub(super) fn connection_lost(self: &Arc<Self>, sock: &TcpSocket) {
+        // A TERMINATE that a data-ready callback read before the stream
+        // failed, and that the receive work has not handled yet, came first:
+        // it fails the QP, so that the flush carries it (a transmit that
+        // failed on the peer's reset can get here before the receive work).
+        if let Some(f) = self.take_rx_failure() {
+            self.fail(f);
+        }
         match sock.error() {
             Some(e) if e == etimedout() => self.fail(Failure::TimedOut),
             Some(e) if e == enetdown() => self.fail(Failure::LinkDown),

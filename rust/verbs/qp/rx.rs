@@ -75,6 +75,19 @@ impl Qp {
         }
     }
 
+    /// The failure a data-ready callback left for the receive work, if any
+    /// (taken: the caller handles it).
+    pub(super) fn take_rx_failure(&self) -> Option<Failure> {
+        let mut rx = self.rx.lock();
+        match rx.left.take() {
+            Some(RxEnd::Failed(f)) => Some(f),
+            other => {
+                rx.left = other;
+                None
+            }
+        }
+    }
+
     /// The socket's data-ready callback (softirq, or the process releasing the
     /// socket's lock): places what arrived right here, as siw does, and leaves
     /// a failure or the end of the stream to the receive work. Saves the hop
