@@ -4,7 +4,7 @@
 //! Each open file holds one verbs context ([`Context`]) and turns the file
 //! operations into calls on it: `ioctl` creates, queries and destroys objects
 //! ([`ioctl`]), `write` posts work requests ([`post`]), `read` and `poll` deliver
-//! the context's events. Nothing below this module knows about files or user
+//! the context's events, `mmap` maps a CQ's ring. Nothing below this module knows about files or user
 //! copies beyond the user-memory abstraction of memory registration.
 
 pub(crate) mod ioctl;
@@ -14,9 +14,10 @@ use crate::{
     sys::{
         gfp::ACCOUNTED,
         miscdev::MiscFile,
+        shared::Vma,
         waitqueue::{PollMask, PollTable},
     },
-    verbs::context::Context,
+    verbs::{commands, context::Context},
 };
 use kernel::{
     prelude::*,
@@ -50,5 +51,9 @@ impl MiscFile for File {
 
     fn poll(&self, table: &PollTable) -> PollMask {
         self.ctx.events.poll(table) | PollMask::OUT
+    }
+
+    fn mmap(&self, vma: &Vma<'_>) -> Result {
+        commands::map_cq(&self.ctx, vma)
     }
 }

@@ -20,6 +20,7 @@ pub mod pages;
 pub mod param;
 pub mod random;
 pub mod ratelimit;
+pub mod shared;
 pub mod socket;
 pub mod sync;
 pub mod task;

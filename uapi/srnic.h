@@ -108,13 +108,42 @@ struct srnic_reg_mr {
 	__u64 reserved[2];
 };
 
-/* SRNIC_IOCTL_CREATE_CQ: in: cqe (at least this many entries); out: cqe, cq_handle. */
+/*
+ * SRNIC_IOCTL_CREATE_CQ: in: cqe (at least this many entries); out: cqe,
+ * cq_handle, and the CQ's ring for mmap(): ring_bytes bytes at ring_offset
+ * (struct srnic_cq_ring). A kernel that reports ring_bytes 0 has no ring to
+ * map: poll with SRNIC_IOCTL_POLL_CQ.
+ */
 struct srnic_create_cq {
 	__u32 size;
 	__u32 cqe;
 	__u32 cq_handle;
-	__u32 reserved0;
-	__u64 reserved[2];
+	__u32 ring_bytes;
+	__u64 ring_offset;
+	__u64 reserved;
+};
+
+/*
+ * A CQ's ring, mapped with mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,
+ * MAP_SHARED, fd, ring_offset) on the device (no PROT_EXEC; the mapping
+ * stays valid after DESTROY_CQ, holding the memory until munmap()): polling
+ * it needs no system call. cqe struct srnic_wc entries follow this header.
+ *
+ * prod and cons count completions modulo 2 * cqe; entry i lives at
+ * wc[i % cqe]. The ring holds (prod - cons) mod 2 * cqe completions, from
+ * wc[cons % cqe] on. srnic writes an entry, then prod (a release store); a
+ * poller reads prod (an acquire load), then the entries, then stores cons
+ * past what it took (release). srnic reads cons but does not trust it: a
+ * value that makes the ring hold more than cqe counts as full (the next
+ * completion overflows the CQ). SRNIC_IOCTL_POLL_CQ takes completions from
+ * the same ring and moves cons; a program uses one or the other at a time.
+ */
+struct srnic_cq_ring {
+	__u32 prod;		/* written by srnic */
+	__u32 cqe;		/* the capacity, as CREATE_CQ returned it */
+	__u32 reserved0[14];	/* prod's cache line ends here */
+	__u32 cons;		/* written by the poller */
+	__u32 reserved1[15];
 };
 
 /* SRNIC_IOCTL_REQ_NOTIFY_CQ flags. */

@@ -94,7 +94,7 @@ macro_rules! arg {
 arg!(SrnicQueryDevice, SRNIC_IOCTL_QUERY_DEVICE, [reserved]);
 arg!(SrnicAllocPd, SRNIC_IOCTL_ALLOC_PD, [reserved]);
 arg!(SrnicRegMr, SRNIC_IOCTL_REG_MR, [reserved]);
-arg!(SrnicCreateCq, SRNIC_IOCTL_CREATE_CQ, [reserved0, reserved]);
+arg!(SrnicCreateCq, SRNIC_IOCTL_CREATE_CQ, [reserved]);
 arg!(SrnicReqNotifyCq, SRNIC_IOCTL_REQ_NOTIFY_CQ, [reserved0, reserved]);
 arg!(SrnicPollCq, SRNIC_IOCTL_POLL_CQ, [reserved0, reserved]);
 arg!(SrnicCreateQp, SRNIC_IOCTL_CREATE_QP, [reserved0, reserved]);

@@ -29,6 +29,13 @@ struct miscdevice *srnic_misc_register(const char *name, umode_t mode,
 				       const struct file_operations *fops);
 void srnic_misc_deregister(struct miscdevice *misc);
 
+/* rust/sys/shared.rs: pages shared with a process that maps them */
+struct page;
+struct vm_area_struct;
+void *srnic_shared_alloc(struct page **pages, unsigned int n);
+void srnic_shared_free(void *addr, struct page **pages, unsigned int n);
+int srnic_shared_mmap(struct vm_area_struct *vma, struct page **pages, unsigned int n);
+
 /* rust/sys/waitqueue.rs */
 void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);
 

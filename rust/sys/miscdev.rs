@@ -7,6 +7,7 @@
 //! through `srnic_misc_register()` in the C glue, which also sets the file
 //! operations' owner so that an open file pins the module.
 
+use super::shared::Vma;
 use super::waitqueue::{PollMask, PollTable};
 use core::marker::PhantomData;
 use kernel::{
@@ -49,6 +50,8 @@ pub trait MiscFile: Sized + Send + Sync + 'static {
     fn write(&self, buf: &mut UserSliceReader, nonblock: bool) -> Result<usize>;
     /// `poll()`: registers wait queues on `table` and returns what is ready now.
     fn poll(&self, table: &PollTable) -> PollMask;
+    /// `mmap()`: maps what `vma`'s offset names into it.
+    fn mmap(&self, vma: &Vma<'_>) -> Result;
 }
 
 /// A registered misc device; deregistered on drop.
@@ -91,6 +94,7 @@ impl<T: MiscFile> Registration<T> {
         write: Some(write::<T>),
         poll: Some(poll::<T>),
         unlocked_ioctl: Some(ioctl::<T>),
+        mmap: Some(mmap::<T>),
         // SAFETY: all-zero is a valid `file_operations` (every member is an
         // optional function pointer or a plain integer/pointer).
         ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
@@ -186,4 +190,17 @@ unsafe extern "C" fn poll<T: MiscFile>(
     // SAFETY: called by the VFS on an open file with its poll table.
     let (this, table) = unsafe { (borrow::<T>(file), PollTable::new(file, pt)) };
     this.poll(&table).0
+}
+
+unsafe extern "C" fn mmap<T: MiscFile>(
+    file: *mut bindings::file,
+    vma: *mut bindings::vm_area_struct,
+) -> c_int {
+    // SAFETY: called by the VFS on an open file, with the VMA being set up
+    // (valid until this returns).
+    let (this, vma) = unsafe { (borrow::<T>(file), Vma::from_raw(vma)) };
+    from_result(|| {
+        this.mmap(&vma)?;
+        Ok(0)
+    })
 }

@@ -14,7 +14,7 @@ use crate::{
         params::{self, PrivateData},
         startup,
     },
-    sys::socket::SockAddr,
+    sys::{shared::Vma, socket::SockAddr},
     uapi::*,
     verbs::context::Context,
     verbs::cq::Cq,
@@ -23,7 +23,7 @@ use crate::{
     verbs::pd::{Pd, PdUse},
     verbs::qp::{Qp, QpCaps},
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{page::PAGE_SHIFT, prelude::*, sync::Arc};
 
 /// `QUERY_DEVICE`: the limits, and the context's kernel memory.
 pub(crate) fn query_device(ctx: &Context, q: &mut SrnicQueryDevice) {
@@ -86,8 +86,19 @@ pub(crate) fn create_cq(ctx: &Context, a: &mut SrnicCreateCq) -> Result {
     let mut o = ctx.objs.lock();
     let handle = o.cqs.next_handle()?;
     let cq = Cq::new(handle, a.cqe as usize, ctx.events.clone(), &ctx.budget)?;
+    let ring_bytes = u32::try_from(cq.ring_bytes()).map_err(|_| EINVAL)?;
     a.cq_handle = o.cqs.insert(cq)?;
+    a.ring_bytes = ring_bytes;
+    a.ring_offset = u64::from(a.cq_handle) << PAGE_SHIFT;
     Ok(())
+}
+
+/// `mmap()` on the device: maps the ring of the CQ whose `ring_offset`
+/// (from `CREATE_CQ`) the mapping's offset is.
+pub(crate) fn map_cq(ctx: &Context, vma: &Vma<'_>) -> Result {
+    let h = u32::try_from(vma.pgoff()).map_err(|_| EINVAL)?;
+    let cq = ctx.objs.lock().cqs.get(h).map_err(|_| EINVAL)?.clone();
+    cq.map(vma)
 }
 
 /// `DESTROY_CQ`: `EBUSY` while a QP or endpoint uses it.

@@ -2,8 +2,12 @@
 //! Completion queues.
 //!
 //! A CQ is a fixed ring of work completions, filled by its queue pairs (from the
-//! receive and transmit work items and from ioctls that flush) and emptied by
-//! `POLL_CQ`. Arming it (`REQ_NOTIFY_CQ`) asks for one notification at the next
+//! receive path, the transmit work and the ioctls that post or flush) and
+//! emptied by its poller. The ring lives in pages the owning process may map
+//! (`struct srnic_cq_ring` in `uapi/srnic.h`): a poller that maps it takes
+//! completions without a system call; `POLL_CQ` (and a kernel client's poll)
+//! takes them from the same ring. The ring's consumer index is the poller's
+//! to write: srnic reads it as an untrusted value (see [`Cq::used`]). Arming it (`REQ_NOTIFY_CQ`) asks for one notification at the next
 //! completion (or the next solicited or error completion). Overflow is an
 //! error: the completion is lost, the CQ is marked and reported once.
 //!
@@ -11,19 +15,21 @@
 //! context's event queue (`SRNIC_EVENT_CQ` and `SRNIC_EVENT_CQ_ERROR` for its
 //! readers, see `events.rs`); for a kernel client, its completion callback.
 
-use crate::uapi::{SrnicResCq, SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
+use crate::uapi::{SrnicCqRing, SrnicResCq, SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
 use crate::new_spinlock_bh;
 use crate::sys::{
     gfp::{NoIo, ACCOUNTED},
+    shared::{SharedPages, Vma},
     sync::{may_sleep, SpinLockBh},
     wq,
 };
 use crate::verbs::budget::{self, Budget, Charge};
 use crate::verbs::stats::{Live, Object};
-use crate::proto::ring::Ring;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::{
+    mem::{offset_of, size_of},
+    sync::atomic::{AtomicU32, Ordering},
+};
 use kernel::{
-    alloc::KVVec,
     impl_has_work,
     new_mutex,
     new_work,
@@ -32,9 +38,17 @@ use kernel::{
     workqueue::{Work, WorkItem},
 };
 
+/// The ring's layout: the header, then the entries.
+const PROD: usize = offset_of!(SrnicCqRing, prod);
+const CQE: usize = offset_of!(SrnicCqRing, cqe);
+const CONS: usize = offset_of!(SrnicCqRing, cons);
+const ENTRIES: usize = size_of::<SrnicCqRing>();
+
 /// The CQ's mutable state.
 struct Inner {
-    wcs: Ring<KVVec<SrnicWc>>,
+    /// Completions added, modulo twice the capacity: srnic's own count, of
+    /// which the ring's `prod` is a copy for the poller.
+    prod: u32,
     /// `SRNIC_CQ_*` flags of the pending arming, 0 when not armed.
     armed: u32,
     overflowed: bool,
@@ -75,6 +89,10 @@ pub(crate) trait CqNotify: Send + Sync {
 pub(crate) struct Cq {
     /// The CQ's handle (reported in its events).
     pub(crate) handle: u32,
+    /// Its capacity.
+    cqe: u32,
+    /// The ring (`struct srnic_cq_ring` and the entries).
+    ring: SharedPages,
     #[pin]
     inner: SpinLockBh<Inner>,
     /// Delivers the notifications left in `Inner` (see [`Cq::push`]).
@@ -94,19 +112,29 @@ pub(crate) struct Cq {
 impl Cq {
     /// What a CQ of `cqe` entries takes.
     pub(crate) fn footprint(cqe: usize) -> Result<usize> {
-        budget::sum(&[budget::arc::<Self>(), budget::array::<SrnicWc>(cqe)?])
+        budget::sum(&[budget::arc::<Self>(), SharedPages::footprint(Self::ring_size(cqe)?)])
     }
 
-    /// A CQ with room for `cqe` completions, charged to `budget`.
+    /// The bytes of a ring of `cqe` entries.
+    fn ring_size(cqe: usize) -> Result<usize> {
+        budget::sum(&[ENTRIES, budget::array::<SrnicWc>(cqe)?])
+    }
+
+    /// A CQ with room for `cqe` completions (at most `u32::MAX / 2`),
+    /// charged to `budget`.
     pub(crate) fn new(handle: u32, cqe: usize, notify: Arc<dyn CqNotify>, budget: &Arc<Budget>) -> Result<Arc<Self>> {
+        let cap = u32::try_from(cqe).ok().filter(|&c| c != 0 && c <= u32::MAX / 2).ok_or(EINVAL)?;
         let charge = budget.charge(Self::footprint(cqe)?)?;
-        let wcs = KVVec::from_elem(SrnicWc::default(), cqe, ACCOUNTED)?;
+        let ring = SharedPages::new(Self::ring_size(cqe)?)?;
+        ring.store_u32(CQE, cap, Ordering::Relaxed)?;
         Arc::pin_init(
             pin_init!(Self {
                 handle,
+                cqe: cap,
+                ring,
                 inner <- new_spinlock_bh!(
                     Inner {
-                        wcs: Ring::new(wcs),
+                        prod: 0,
                         armed: 0,
                         overflowed: false,
                         late: Due::default(),
@@ -130,11 +158,15 @@ impl Cq {
     /// completions in order, the notification comes after.
     pub(crate) fn push(&self, wc: SrnicWc) -> Due {
         let mut r = self.inner.lock();
-        if r.wcs.push(wc).is_err() {
+        let room = self.used(r.prod).is_some_and(|n| n < self.cqe);
+        if !room || self.ring.write(self.entry(r.prod), &wc).is_err() {
             let first = !r.overflowed;
             r.overflowed = true;
             return Due { completion: false, overflow: first };
         }
+        r.prod = self.advance(r.prod, 1);
+        // The entry is in place before the poller sees the count.
+        let _ = self.ring.store_u32(PROD, r.prod, Ordering::Release);
         let matches = r.armed & SRNIC_CQ_NEXT_COMP != 0
             || (r.armed & SRNIC_CQ_SOLICITED != 0
                 && (wc.flags & SRNIC_WC_SOLICITED != 0 || wc.status != SRNIC_WC_SUCCESS));
@@ -178,16 +210,50 @@ impl Cq {
         }
     }
 
+    /// The ring's consumer index, as the poller left it (unchecked).
+    fn cons(&self) -> u32 {
+        // The poller is done with what it took before srnic reuses it.
+        self.ring.load_u32(CONS, Ordering::Acquire).unwrap_or(0)
+    }
+
+    /// How many completions the ring holds with srnic's producer index
+    /// `prod` and the poller's consumer index; `None` when that index is
+    /// impossible (not behind `prod` by at most the capacity): the ring then
+    /// counts as full, and the poller, whose memory it is, loses completions.
+    fn used(&self, prod: u32) -> Option<u32> {
+        let wrap = u64::from(self.cqe) * 2;
+        let cons = u64::from(self.cons());
+        if cons >= wrap {
+            return None;
+        }
+        let n = (u64::from(prod) + wrap - cons) % wrap;
+        u32::try_from(n).ok().filter(|&n| n <= self.cqe)
+    }
+
+    /// Index `i` moved on by `n` (modulo twice the capacity).
+    fn advance(&self, i: u32, n: u32) -> u32 {
+        ((u64::from(i) + u64::from(n)) % (u64::from(self.cqe) * 2)) as u32
+    }
+
+    /// The offset of the entry for index `i`.
+    fn entry(&self, i: u32) -> usize {
+        ENTRIES + (i % self.cqe) as usize * size_of::<SrnicWc>()
+    }
+
     /// Copies the oldest completions, up to `out.len()`, into `out` without
     /// taking them; returns how many. A poller holds `pollers` from its peek
     /// to its [`Cq::consume`], so the completions it delivers are the ones
     /// it takes, and a fault while it writes them out loses none.
     pub(crate) fn peek(&self, out: &mut [SrnicWc]) -> usize {
         let r = self.inner.lock();
+        let cons = self.cons();
+        let held = self.used(r.prod).unwrap_or(0) as usize;
         let mut n = 0;
-        for (k, o) in out.iter_mut().enumerate() {
-            let Some(wc) = r.wcs.get(k) else { break };
-            *o = *wc;
+        for (k, o) in out.iter_mut().take(held).enumerate() {
+            match self.ring.read(self.entry(self.advance(cons, k as u32))) {
+                Ok(wc) => *o = wc,
+                Err(_) => break,
+            }
             n += 1;
         }
         n
@@ -195,10 +261,9 @@ impl Cq {
 
     /// Takes the `n` oldest completions (delivered after a [`Cq::peek`]).
     pub(crate) fn consume(&self, n: usize) {
-        let mut r = self.inner.lock();
-        for _ in 0..n {
-            r.wcs.pop();
-        }
+        let _r = self.inner.lock();
+        let cons = self.advance(self.cons(), n as u32);
+        let _ = self.ring.store_u32(CONS, cons, Ordering::Release);
     }
 
     /// Arms the CQ with `SRNIC_CQ_*` flags; returns whether completions are
@@ -207,16 +272,24 @@ impl Cq {
         let mut r = self.inner.lock();
         // A solicited-only arming does not weaken an any-completion one.
         r.armed |= flags;
-        !r.wcs.is_empty()
+        self.used(r.prod) != Some(0)
+    }
+
+    /// The bytes of its ring: the length to map.
+    pub(crate) fn ring_bytes(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Maps its ring into `vma` (`mmap()` on the device; `EINVAL` unless a
+    /// shared mapping of [`Cq::ring_bytes`], `EPERM` if executable).
+    pub(crate) fn map(&self, vma: &Vma<'_>) -> Result {
+        self.ring.map(vma)
     }
 
     /// What the resource view reports of the CQ, but its owner.
     pub(crate) fn res(&self, r: &mut SrnicResCq) {
-        {
-            let i = self.inner.lock();
-            r.cqe = i.wcs.capacity() as u32;
-            r.queued = i.wcs.len() as u32;
-        }
+        r.cqe = self.cqe;
+        r.queued = self.used(self.inner.lock().prod).unwrap_or(self.cqe);
         r.users = self.users.load(Ordering::Relaxed);
     }
 

@@ -192,15 +192,30 @@ pub struct srnic_reg_mr {
     pub rkey: u32,
     pub reserved: [u64; 2usize],
 }
-#[doc = " SRNIC_IOCTL_CREATE_CQ: in: cqe (at least this many entries); out: cqe, cq_handle."]
+#[doc = " SRNIC_IOCTL_CREATE_CQ: in: cqe (at least this many entries); out: cqe,\n cq_handle, and the CQ's ring for mmap(): ring_bytes bytes at ring_offset\n (struct srnic_cq_ring). A kernel that reports ring_bytes 0 has no ring to\n map: poll with SRNIC_IOCTL_POLL_CQ."]
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct srnic_create_cq {
     pub size: u32,
     pub cqe: u32,
     pub cq_handle: u32,
-    pub reserved0: u32,
-    pub reserved: [u64; 2usize],
+    pub ring_bytes: u32,
+    pub ring_offset: u64,
+    pub reserved: u64,
+}
+#[doc = " A CQ's ring, mapped with mmap(NULL, ring_bytes, PROT_READ | PROT_WRITE,\n MAP_SHARED, fd, ring_offset) on the device (no PROT_EXEC; the mapping\n stays valid after DESTROY_CQ, holding the memory until munmap()): polling\n it needs no system call. cqe struct srnic_wc entries follow this header.\n\n prod and cons count completions modulo 2 * cqe; entry i lives at\n wc[i % cqe]. The ring holds (prod - cons) mod 2 * cqe completions, from\n wc[cons % cqe] on. srnic writes an entry, then prod (a release store); a\n poller reads prod (an acquire load), then the entries, then stores cons\n past what it took (release). srnic reads cons but does not trust it: a\n value that makes the ring hold more than cqe counts as full (the next\n completion overflows the CQ). SRNIC_IOCTL_POLL_CQ takes completions from\n the same ring and moves cons; a program uses one or the other at a time."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_cq_ring {
+    #[doc = " written by srnic"]
+    pub prod: u32,
+    #[doc = " the capacity, as CREATE_CQ returned it"]
+    pub cqe: u32,
+    #[doc = " prod's cache line ends here"]
+    pub reserved0: [u32; 14usize],
+    #[doc = " written by the poller"]
+    pub cons: u32,
+    pub reserved1: [u32; 15usize],
 }
 #[doc = " SRNIC_IOCTL_REQ_NOTIFY_CQ: arms the CQ once; when a matching completion is\n added, one SRNIC_EVENT_CQ record is queued for read() and the file polls\n readable. Returns 1 if the CQ already holds completions (poll it before\n sleeping), else 0."]
 #[repr(C)]
@@ -832,6 +847,8 @@ pub type SrnicAllocPd = srnic_alloc_pd;
 pub type SrnicRegMr = srnic_reg_mr;
 /// `struct srnic_create_cq`
 pub type SrnicCreateCq = srnic_create_cq;
+/// `struct srnic_cq_ring`
+pub type SrnicCqRing = srnic_cq_ring;
 /// `struct srnic_req_notify_cq`
 pub type SrnicReqNotifyCq = srnic_req_notify_cq;
 /// `struct srnic_wc`
@@ -932,7 +949,12 @@ macro_rules! srnic_abi_structs {
         $m!(
             SrnicCreateCq,
             srnic_create_cq,
-            [size, cqe, cq_handle, reserved0, reserved]
+            [size, cqe, cq_handle, ring_bytes, ring_offset, reserved]
+        );
+        $m!(
+            SrnicCqRing,
+            srnic_cq_ring,
+            [prod, cqe, reserved0, cons, reserved1]
         );
         $m!(
             SrnicReqNotifyCq,

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bad_ioctl: checks that /dev/srnic answers every malformed call with the right
- * errno (ENOTTY, EFAULT, EINVAL, E2BIG, EAGAIN) and a well-formed one with
- * success, in each size a structure has had.
+ * errno (ENOTTY, EFAULT, EINVAL, E2BIG, EAGAIN; EPERM and EACCES for an
+ * executable mapping of a CQ's ring) and a well-formed one with success, in
+ * each size a structure has had.
  * Prints one "ok"/"not ok" line per check; exits 1 if any check failed.
  */
 #include <errno.h>
@@ -35,6 +36,14 @@ static void expect(const char *what, long ret, int want_errno)
 		       want_errno ? strerror(want_errno) : "success");
 		failures++;
 	}
+}
+
+static void check(const char *what, int cond)
+{
+	n++;
+	printf("%s %d %s\n", cond ? "ok" : "not ok", n, what);
+	if (!cond)
+		failures++;
 }
 
 static struct srnic_query_device fresh(void)
@@ -122,7 +131,7 @@ int main(void)
 		       ioctl(fd, _IOC(_IOC_READ | _IOC_WRITE, SRNIC_IOCTL_MAGIC, 0x12, SRNIC_STATS_SIZE_V1), st), 0);
 		for (i = SRNIC_STATS_SIZE_V1; i < sizeof(st); i++)
 			untouched &= st[i] == 0xa5;
-		expect("QUERY_STATS, the first version's size: nothing written beyond it", untouched ? 0 : -1, 0);
+		check("QUERY_STATS, the first version's size: nothing written beyond it", untouched);
 		memset(st, 0, sizeof(st));
 		sz = sizeof(struct srnic_stats) + 16;
 		memcpy(st, &sz, sizeof(sz));
@@ -154,6 +163,70 @@ int main(void)
 	memcpy(ro, &q, sizeof(q));
 	mprotect(ro, 4096, PROT_READ);
 	expect("read-only argument (output fails)", ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, ro), EFAULT);
+
+	/*
+	 * A CQ's ring (struct srnic_cq_ring): what mmap() refuses, a poller's
+	 * impossible consumer index (its own loss, nothing else), and a ring
+	 * that outlives its CQ until munmap().
+	 */
+	{
+		long pg = sysconf(_SC_PAGESIZE);
+		struct srnic_create_cq cc;
+		struct srnic_handle_arg h;
+		struct srnic_poll_cq pc;
+		struct srnic_wc wc[4];
+		volatile struct srnic_cq_ring *r;
+		void *m;
+
+		memset(&cc, 0, sizeof(cc));
+		cc.size = sizeof(cc);
+		cc.cqe = 4;
+		expect("CREATE_CQ (4 entries)", ioctl(fd, SRNIC_IOCTL_CREATE_CQ, &cc), 0);
+		check("CREATE_CQ: a whole-page ring for the header and 4 entries",
+		      cc.ring_bytes >= sizeof(struct srnic_cq_ring) + 4 * sizeof(struct srnic_wc) &&
+		      cc.ring_bytes % pg == 0);
+#define MAP(len, prot, flags, off) mmap(NULL, len, prot, flags, fd, off)
+#define EXPECT_MAP_FAILS(what, m, err) do { \
+		void *mm_ = (m); \
+		expect(what, mm_ == MAP_FAILED ? -1 : 0, err); \
+		if (mm_ != MAP_FAILED) \
+			munmap(mm_, cc.ring_bytes); \
+	} while (0)
+		EXPECT_MAP_FAILS("mmap the ring executable",
+				 MAP(cc.ring_bytes, PROT_READ | PROT_EXEC, MAP_SHARED, cc.ring_offset), EPERM);
+		EXPECT_MAP_FAILS("mmap the ring private",
+				 MAP(cc.ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, cc.ring_offset), EINVAL);
+		EXPECT_MAP_FAILS("mmap more than the ring",
+				 MAP(cc.ring_bytes + pg, PROT_READ | PROT_WRITE, MAP_SHARED, cc.ring_offset), EINVAL);
+		EXPECT_MAP_FAILS("mmap at the offset of no CQ",
+				 MAP(cc.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cc.ring_offset + 4096 * pg), EINVAL);
+		m = MAP(cc.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cc.ring_offset);
+		expect("mmap the ring", m == MAP_FAILED ? -1 : 0, 0);
+		if (m != MAP_FAILED) {
+			r = m;
+			check("the ring's header: 4 entries, empty", r->cqe == 4 && r->prod == 0 && r->cons == 0);
+			expect("mprotect the ring executable", mprotect(m, cc.ring_bytes, PROT_READ | PROT_EXEC), EACCES);
+			memset(&pc, 0, sizeof(pc));
+			pc.size = sizeof(pc);
+			pc.cq_handle = cc.cq_handle;
+			pc.num_entries = 4;
+			pc.wc_ptr = (__u64)(uintptr_t)wc;
+			r->cons = 0xffffffff;
+			expect("POLL_CQ with an impossible cons", ioctl(fd, SRNIC_IOCTL_POLL_CQ, &pc), 0);
+			check("POLL_CQ with an impossible cons: nothing taken", pc.num_entries == 0);
+			r->cons = 0;
+			memset(&h, 0, sizeof(h));
+			h.size = sizeof(h);
+			h.handle = cc.cq_handle;
+			expect("DESTROY_CQ while its ring is mapped", ioctl(fd, SRNIC_IOCTL_DESTROY_CQ, &h), 0);
+			check("the ring is still readable after DESTROY_CQ", r->cqe == 4);
+			expect("munmap the ring", munmap(m, cc.ring_bytes), 0);
+			EXPECT_MAP_FAILS("mmap the destroyed CQ's ring",
+					 MAP(cc.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cc.ring_offset), EINVAL);
+		}
+#undef EXPECT_MAP_FAILS
+#undef MAP
+	}
 
 	/* The event path with nothing pending. */
 	expect("read, O_NONBLOCK, nothing pending", read(fd, &ev, sizeof(ev)), EAGAIN);

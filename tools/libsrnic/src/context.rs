@@ -266,6 +266,11 @@ impl ContextInner {
         &self.attr
     }
 
+    /// The device file's descriptor (for `mmap()`).
+    pub(crate) fn fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
+    }
+
     fn lock(&self) -> MutexGuard<'_, EventQueue> {
         // Nothing panics while holding the lock; if something did, the queue is
         // still consistent (every update is a single push or remove).

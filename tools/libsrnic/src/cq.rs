@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 //! Completion queues (ibverbs' `ibv_cq` with its completion channel).
 //!
+//! A CQ's ring is mapped into the process when the module offers it (see
+//! `cq_ring.rs`): [`CompletionQueue::poll`] then reads shared memory and makes
+//! no system call. Without it (an older module, or `SRNIC_CQ_NO_RING` set),
+//! polling is `SRNIC_IOCTL_POLL_CQ`.
+//!
 //! The completion channel is the device fd itself: after [`CompletionQueue::req_notify`]
 //! the module queues one `SRNIC_EVENT_CQ` record for the next matching completion,
 //! and the device's event demultiplexer hands it to [`CompletionQueue::wait_event`]
 //! of this CQ only.
 
 use crate::context::{Context, ContextInner};
+use crate::cq_ring::Ring;
 use crate::error::{Error, Result};
 use crate::event::{EventKind, ObjectKind};
 use crate::wc::WorkCompletion;
@@ -25,6 +31,8 @@ pub(crate) struct CqInner {
     pub(crate) ctx: Arc<ContextInner>,
     pub(crate) handle: u32,
     cqe: u32,
+    /// The mapped ring, if any.
+    ring: Option<Ring>,
 }
 
 impl CompletionQueue {
@@ -37,13 +45,27 @@ impl CompletionQueue {
         };
         // SAFETY: the structure the command takes; no pointers.
         unsafe { ctx.inner.cmd(abi::SRNIC_IOCTL_CREATE_CQ, &mut c) }?;
+        let ring = match Ring::map(ctx.inner.fd(), &c) {
+            Ok(r) => r,
+            Err(e) => {
+                ctx.inner.destroy(abi::SRNIC_IOCTL_DESTROY_CQ, c.cq_handle);
+                return Err(e);
+            }
+        };
         Ok(Self {
             inner: Arc::new(CqInner {
                 ctx: ctx.inner.clone(),
                 handle: c.cq_handle,
                 cqe: c.cqe,
+                ring,
             }),
         })
+    }
+
+    /// Whether polling reads a mapped ring (no system call) rather than
+    /// using `SRNIC_IOCTL_POLL_CQ`.
+    pub fn is_mapped(&self) -> bool {
+        self.inner.ring.is_some()
     }
 
     /// The kernel handle.
@@ -65,6 +87,9 @@ impl CompletionQueue {
     pub fn poll(&self, wc: &mut [WorkCompletion]) -> Result<usize> {
         if wc.is_empty() {
             return Ok(0);
+        }
+        if let Some(ring) = &self.inner.ring {
+            return ring.poll(wc);
         }
         let mut p = abi::SrnicPollCq {
             size: std::mem::size_of::<abi::SrnicPollCq>() as u32,

@@ -43,6 +43,7 @@ mod addr;
 mod cm;
 mod context;
 mod cq;
+mod cq_ring;
 mod error;
 mod event;
 mod mr;
@@ -57,6 +58,7 @@ pub use addr::{from_abi as sockaddr_from_abi, to_abi as sockaddr_to_abi, AF_INET
 pub use cm::{ConnParams, ConnectRequest, Listener};
 pub use context::{Capabilities, Context, DeviceAttr, Stats, DEFAULT_PATH};
 pub use cq::{CompletionQueue, PROGRESS_CHECK};
+pub use cq_ring::NO_RING_ENV;
 pub use error::{Error, Result};
 pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};
 pub use mr::{split_lengths, AccessFlags, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};

@@ -1503,7 +1503,7 @@ impl<'a> Worker<'a> {
                     cqe,
                     ..Default::default()
                 };
-                if let Some(out) = self.ioctl(slot, op, v, |a, v| a.reserved0 = v as u32 | 1) {
+                if let Some(out) = self.ioctl(slot, op, v, |a, v| a.reserved = v | 1) {
                     self.remember(slot, Kind::Cq, out.cq_handle);
                 }
             }

@@ -9,6 +9,7 @@
 
 mod abi_fuzz;
 mod budget;
+mod cq_ring;
 mod dereg_inflight;
 mod destroy_connecting;
 mod destroy_race;
@@ -166,6 +167,9 @@ enum Cmd {
     /// charge stays within the cap; a second file still allocates; destroying
     /// gives the charge back.
     FileMem,
+    /// A CQ's completions through the mapped ring and through POLL_CQ: in
+    /// order, each once, over many turns; one beyond the capacity overflows.
+    CqRing,
     /// A child in the memory cgroup DIR (memory.max set) fills it with CQs: it
     /// gets ENOMEM, no OOM kill, memory.current stays within memory.max.
     Memcg {
@@ -437,6 +441,7 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
             *until_closed,
         ),
         Cmd::FileMem => budget::run_file(c),
+        Cmd::CqRing => cq_ring::run(c),
         Cmd::Memcg { cgroup, timeout } => budget::run_memcg(c, cgroup, *timeout),
         Cmd::Stall {
             net,

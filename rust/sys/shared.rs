@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Memory shared with a process: zeroed pages, charged to the caller's memory
+//! cgroup, that the kernel reaches through one contiguous kernel mapping and
+//! a process maps with `mmap()` on the device (a CQ's ring, see
+//! `verbs/cq.rs`).
+//!
+//! The process may write any byte of it at any time. So the kernel never
+//! hands out references into it: it stores and loads values (`u32` words
+//! atomically, records by volatile copy), and whatever it loads is a value
+//! to check, like an ioctl argument.
+
+use super::gfp::ACCOUNTED;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull,
+    sync::atomic::{AtomicU32, Ordering},
+};
+use kernel::{
+    alloc::KVVec,
+    bindings,
+    error::to_result,
+    ffi::{c_int, c_uint, c_void},
+    page::PAGE_SIZE,
+    prelude::*,
+    types::{AsBytes, FromBytes},
+};
+
+// `struct page **` and `struct vm_area_struct *` pass as `void *`: some
+// configurations leave their Rust views without fields (`sched_statistics`
+// inside them), which the FFI-safety lint rejects.
+extern "C" {
+    fn srnic_shared_alloc(pages: *mut c_void, n: c_uint) -> *mut c_void;
+    fn srnic_shared_free(addr: *mut c_void, pages: *mut c_void, n: c_uint);
+    fn srnic_shared_mmap(vma: *mut c_void, pages: *mut c_void, n: c_uint) -> c_int;
+}
+
+/// A mapping that `mmap()` on the device is setting up.
+///
+/// # Invariants
+///
+/// `raw` is the VMA of an `mmap()` call in progress (its `mmap_lock` held
+/// for writing) for as long as `'a`.
+pub struct Vma<'a> {
+    raw: *mut bindings::vm_area_struct,
+    _call: PhantomData<&'a mut bindings::vm_area_struct>,
+}
+
+impl Vma<'_> {
+    /// # Safety
+    ///
+    /// `raw` is the VMA passed to a file's `mmap` operation, which has not
+    /// returned yet and outlives the returned value.
+    pub(crate) unsafe fn from_raw(raw: *mut bindings::vm_area_struct) -> Self {
+        // INVARIANT: the caller guarantees it.
+        Self { raw, _call: PhantomData }
+    }
+
+    /// The mapping's offset into the file, in pages (`mmap()`'s `offset`
+    /// divided by the page size).
+    pub fn pgoff(&self) -> usize {
+        // SAFETY: by the type invariant `raw` is valid, its fields stable
+        // under the mmap lock.
+        unsafe { (*self.raw).vm_pgoff as usize }
+    }
+}
+
+/// Zeroed pages shared with a process; freed on drop (a page a process
+/// still maps lives on until it unmaps it).
+///
+/// # Invariants
+///
+/// `addr` is the kernel mapping of the `pages.len()` pages in `pages`
+/// (both from `srnic_shared_alloc`), readable and writable, `len()` bytes.
+pub struct SharedPages {
+    addr: NonNull<u8>,
+    pages: KVVec<*mut bindings::page>,
+}
+
+// SAFETY: the pages and their mapping are owned by this value; every access
+// through it is an atomic or volatile access, valid from any thread.
+unsafe impl Send for SharedPages {}
+// SAFETY: as above; `&self` methods only load and store values.
+unsafe impl Sync for SharedPages {}
+
+impl SharedPages {
+    /// What pages for `bytes` bytes take (the pages and their table).
+    pub fn footprint(bytes: usize) -> usize {
+        let n = Self::pages_for(bytes);
+        n * (PAGE_SIZE + core::mem::size_of::<*mut bindings::page>())
+    }
+
+    fn pages_for(bytes: usize) -> usize {
+        bytes.div_ceil(PAGE_SIZE).max(1)
+    }
+
+    /// Zeroed pages for at least `bytes` bytes, charged to the caller's
+    /// memory cgroup (`ENOMEM` beyond it).
+    pub fn new(bytes: usize) -> Result<Self> {
+        let n = Self::pages_for(bytes);
+        let count = c_uint::try_from(n).map_err(|_| EINVAL)?;
+        let mut pages = KVVec::<*mut bindings::page>::from_elem(core::ptr::null_mut(), n, ACCOUNTED)?;
+        // SAFETY: `pages` has room for `count` page pointers.
+        let addr = unsafe { srnic_shared_alloc(pages.as_mut_ptr().cast(), count) };
+        let addr = NonNull::new(addr.cast::<u8>()).ok_or(ENOMEM)?;
+        // INVARIANT: `srnic_shared_alloc` succeeded: `pages` holds the pages
+        // and `addr` maps them.
+        Ok(Self { addr, pages })
+    }
+
+    /// The size in bytes (whole pages): what a process maps.
+    pub fn len(&self) -> usize {
+        self.pages.len() * PAGE_SIZE
+    }
+
+    /// The address of `size` bytes at `off`, aligned to `align`, if they lie
+    /// inside.
+    fn at(&self, off: usize, size: usize, align: usize) -> Result<*mut u8> {
+        let end = off.checked_add(size).ok_or(EINVAL)?;
+        if end > self.len() || off % align != 0 {
+            return Err(EINVAL);
+        }
+        // SAFETY: `off` is inside the mapping (type invariant: `len()` bytes).
+        Ok(unsafe { self.addr.as_ptr().add(off) })
+    }
+
+    /// Loads the `u32` at `off` (4-byte aligned) with `order`.
+    pub fn load_u32(&self, off: usize, order: Ordering) -> Result<u32> {
+        let p = self.at(off, 4, 4)?;
+        // SAFETY: `p` is an aligned, valid `u32` for as long as `self`; the
+        // process writes it only as a whole word (or not atomically, which
+        // gives some value, never undefined behaviour on this architecture's
+        // aligned word accesses).
+        Ok(unsafe { AtomicU32::from_ptr(p.cast::<u32>()) }.load(order))
+    }
+
+    /// Stores `v` at `off` (4-byte aligned) with `order`.
+    pub fn store_u32(&self, off: usize, v: u32, order: Ordering) -> Result {
+        let p = self.at(off, 4, 4)?;
+        // SAFETY: as in `load_u32`.
+        unsafe { AtomicU32::from_ptr(p.cast::<u32>()) }.store(v, order);
+        Ok(())
+    }
+
+    /// Copies `v` to `off` (aligned for `T`).
+    pub fn write<T: AsBytes + Copy>(&self, off: usize, v: &T) -> Result {
+        let p = self.at(off, core::mem::size_of::<T>(), core::mem::align_of::<T>())?;
+        // SAFETY: `p` is valid and aligned for a `T` inside the mapping;
+        // volatile because the process may look at it meanwhile.
+        unsafe { core::ptr::write_volatile(p.cast::<T>(), *v) };
+        Ok(())
+    }
+
+    /// Copies the `T` at `off` (aligned for `T`) out: any bytes are a valid
+    /// `T`, whatever the process wrote.
+    pub fn read<T: FromBytes>(&self, off: usize) -> Result<T> {
+        let p = self.at(off, core::mem::size_of::<T>(), core::mem::align_of::<T>())?;
+        // SAFETY: `p` is valid and aligned for a `T`; every bit pattern is a
+        // `T` (`FromBytes`).
+        Ok(unsafe { core::ptr::read_volatile(p.cast::<T>()) })
+    }
+
+    /// Maps all of it into `vma`, which must be a shared, non-executable
+    /// mapping of exactly `len()` bytes (`EINVAL`, `EPERM` for an executable
+    /// one). The mapping holds its own references to the pages.
+    pub fn map(&self, vma: &Vma<'_>) -> Result {
+        // SAFETY: `vma` is a mapping being set up (its invariant); the pages
+        // are ours and `srnic_shared_mmap` only reads the table. It cannot be
+        // longer than `c_uint`: `new` checked.
+        to_result(unsafe {
+            srnic_shared_mmap(vma.raw.cast(), self.pages.as_ptr().cast_mut().cast(), self.pages.len() as c_uint)
+        })
+    }
+}
+
+impl Drop for SharedPages {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant `addr` and `pages` came from
+        // `srnic_shared_alloc` and are not used again.
+        unsafe {
+            srnic_shared_free(
+                self.addr.as_ptr().cast(),
+                self.pages.as_mut_ptr().cast(),
+                self.pages.len() as c_uint,
+            )
+        };
+    }
+}
