@@ -112,51 +112,54 @@ impl SharedPages {
         self.pages.len() * PAGE_SIZE
     }
 
-    /// The address of `size` bytes at `off`, aligned to `align`, if they lie
-    /// inside.
-    fn at(&self, off: usize, size: usize, align: usize) -> Result<*mut u8> {
-        let end = off.checked_add(size).ok_or(EINVAL)?;
-        if end > self.len() || off % align != 0 {
+    /// The address of a `T` at `off`, if it lies inside and is aligned.
+    fn at<T>(&self, off: usize) -> Result<*mut T> {
+        let end = off.checked_add(core::mem::size_of::<T>()).ok_or(EINVAL)?;
+        if end > self.len() {
             return Err(EINVAL);
         }
         // SAFETY: `off` is inside the mapping (type invariant: `len()` bytes).
-        Ok(unsafe { self.addr.as_ptr().add(off) })
+        let p = unsafe { self.addr.as_ptr().add(off) }.cast::<T>();
+        if !p.is_aligned() {
+            return Err(EINVAL);
+        }
+        Ok(p)
     }
 
     /// Loads the `u32` at `off` (4-byte aligned) with `order`.
     pub fn load_u32(&self, off: usize, order: Ordering) -> Result<u32> {
-        let p = self.at(off, 4, 4)?;
+        let p = self.at::<u32>(off)?;
         // SAFETY: `p` is an aligned, valid `u32` for as long as `self`; the
         // process writes it only as a whole word (or not atomically, which
         // gives some value, never undefined behaviour on this architecture's
         // aligned word accesses).
-        Ok(unsafe { AtomicU32::from_ptr(p.cast::<u32>()) }.load(order))
+        Ok(unsafe { AtomicU32::from_ptr(p) }.load(order))
     }
 
     /// Stores `v` at `off` (4-byte aligned) with `order`.
     pub fn store_u32(&self, off: usize, v: u32, order: Ordering) -> Result {
-        let p = self.at(off, 4, 4)?;
+        let p = self.at::<u32>(off)?;
         // SAFETY: as in `load_u32`.
-        unsafe { AtomicU32::from_ptr(p.cast::<u32>()) }.store(v, order);
+        unsafe { AtomicU32::from_ptr(p) }.store(v, order);
         Ok(())
     }
 
     /// Copies `v` to `off` (aligned for `T`).
     pub fn write<T: AsBytes + Copy>(&self, off: usize, v: &T) -> Result {
-        let p = self.at(off, core::mem::size_of::<T>(), core::mem::align_of::<T>())?;
+        let p = self.at::<T>(off)?;
         // SAFETY: `p` is valid and aligned for a `T` inside the mapping;
         // volatile because the process may look at it meanwhile.
-        unsafe { core::ptr::write_volatile(p.cast::<T>(), *v) };
+        unsafe { core::ptr::write_volatile(p, *v) };
         Ok(())
     }
 
     /// Copies the `T` at `off` (aligned for `T`) out: any bytes are a valid
     /// `T`, whatever the process wrote.
     pub fn read<T: FromBytes>(&self, off: usize) -> Result<T> {
-        let p = self.at(off, core::mem::size_of::<T>(), core::mem::align_of::<T>())?;
+        let p = self.at::<T>(off)?;
         // SAFETY: `p` is valid and aligned for a `T`; every bit pattern is a
         // `T` (`FromBytes`).
-        Ok(unsafe { core::ptr::read_volatile(p.cast::<T>()) })
+        Ok(unsafe { core::ptr::read_volatile(p) })
     }
 
     /// Maps all of it into `vma`, which must be a shared, non-executable

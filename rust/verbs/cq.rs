@@ -27,6 +27,7 @@ use crate::verbs::budget::{self, Budget, Charge};
 use crate::verbs::stats::{Live, Object};
 use core::{
     mem::{offset_of, size_of},
+    num::{NonZeroU32, NonZeroU64},
     sync::atomic::{AtomicU32, Ordering},
 };
 use kernel::{
@@ -89,8 +90,8 @@ pub(crate) trait CqNotify: Send + Sync {
 pub(crate) struct Cq {
     /// The CQ's handle (reported in its events).
     pub(crate) handle: u32,
-    /// Its capacity.
-    cqe: u32,
+    /// Its capacity (not zero: the ring arithmetic needs no division check).
+    cqe: NonZeroU32,
     /// The ring (`struct srnic_cq_ring` and the entries).
     ring: SharedPages,
     #[pin]
@@ -123,10 +124,14 @@ impl Cq {
     /// A CQ with room for `cqe` completions (at most `u32::MAX / 2`),
     /// charged to `budget`.
     pub(crate) fn new(handle: u32, cqe: usize, notify: Arc<dyn CqNotify>, budget: &Arc<Budget>) -> Result<Arc<Self>> {
-        let cap = u32::try_from(cqe).ok().filter(|&c| c != 0 && c <= u32::MAX / 2).ok_or(EINVAL)?;
+        let cap = u32::try_from(cqe)
+            .ok()
+            .filter(|&c| c <= u32::MAX / 2)
+            .and_then(NonZeroU32::new)
+            .ok_or(EINVAL)?;
         let charge = budget.charge(Self::footprint(cqe)?)?;
         let ring = SharedPages::new(Self::ring_size(cqe)?)?;
-        ring.store_u32(CQE, cap, Ordering::Relaxed)?;
+        ring.store_u32(CQE, cap.get(), Ordering::Relaxed)?;
         Arc::pin_init(
             pin_init!(Self {
                 handle,
@@ -158,7 +163,7 @@ impl Cq {
     /// completions in order, the notification comes after.
     pub(crate) fn push(&self, wc: SrnicWc) -> Due {
         let mut r = self.inner.lock();
-        let room = self.used(r.prod).is_some_and(|n| n < self.cqe);
+        let room = self.used(r.prod).is_some_and(|n| n < self.cqe.get());
         if !room || self.ring.write(self.entry(r.prod), &wc).is_err() {
             let first = !r.overflowed;
             r.overflowed = true;
@@ -221,18 +226,24 @@ impl Cq {
     /// impossible (not behind `prod` by at most the capacity): the ring then
     /// counts as full, and the poller, whose memory it is, loses completions.
     fn used(&self, prod: u32) -> Option<u32> {
-        let wrap = u64::from(self.cqe) * 2;
+        let wrap = self.wrap();
         let cons = u64::from(self.cons());
-        if cons >= wrap {
+        if cons >= wrap.get() {
             return None;
         }
-        let n = (u64::from(prod) + wrap - cons) % wrap;
-        u32::try_from(n).ok().filter(|&n| n <= self.cqe)
+        let n = (u64::from(prod) + wrap.get() - cons) % wrap;
+        u32::try_from(n).ok().filter(|&n| n <= self.cqe.get())
     }
 
     /// Index `i` moved on by `n` (modulo twice the capacity).
     fn advance(&self, i: u32, n: u32) -> u32 {
-        ((u64::from(i) + u64::from(n)) % (u64::from(self.cqe) * 2)) as u32
+        ((u64::from(i) + u64::from(n)) % self.wrap()) as u32
+    }
+
+    /// Twice the capacity: the indices' modulus.
+    fn wrap(&self) -> NonZeroU64 {
+        // At most `u64::from(u32::MAX)`: the product never saturates.
+        NonZeroU64::from(self.cqe).saturating_mul(NonZeroU64::MIN.saturating_add(1))
     }
 
     /// The offset of the entry for index `i`.
@@ -288,8 +299,8 @@ impl Cq {
 
     /// What the resource view reports of the CQ, but its owner.
     pub(crate) fn res(&self, r: &mut SrnicResCq) {
-        r.cqe = self.cqe;
-        r.queued = self.used(self.inner.lock().prod).unwrap_or(self.cqe);
+        r.cqe = self.cqe.get();
+        r.queued = self.used(self.inner.lock().prod).unwrap_or(self.cqe.get());
         r.users = self.users.load(Ordering::Relaxed);
     }
 
