@@ -34,7 +34,9 @@ struct page;
 struct vm_area_struct;
 void *srnic_shared_alloc(struct page **pages, unsigned int n);
 void srnic_shared_free(void *addr, struct page **pages, unsigned int n);
-int srnic_shared_mmap(struct vm_area_struct *vma, struct page **pages, unsigned int n);
+struct vm_operations_struct;
+int srnic_shared_mmap(struct vm_area_struct *vma, struct page **pages, unsigned int n,
+		      const struct vm_operations_struct *ops, void *owner);
 
 /* rust/sys/waitqueue.rs */
 void srnic_poll_wait(struct file *file, wait_queue_head_t *wq, poll_table *pt);

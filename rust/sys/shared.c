@@ -48,10 +48,15 @@ void srnic_shared_free(void *addr, struct page **pages, unsigned int n)
 
 /*
  * Maps the n pages into vma from its start: a shared mapping of exactly
- * n pages, never executable, not growable by mremap().
+ * n pages, never executable, not growable by mremap(). On success the
+ * mapping gets ops and owner, which ops' open and close count (the Rust
+ * side's reference); on failure neither is installed.
  */
-int srnic_shared_mmap(struct vm_area_struct *vma, struct page **pages, unsigned int n)
+int srnic_shared_mmap(struct vm_area_struct *vma, struct page **pages, unsigned int n,
+		      const struct vm_operations_struct *ops, void *owner)
 {
+	int err;
+
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
@@ -59,5 +64,10 @@ int srnic_shared_mmap(struct vm_area_struct *vma, struct page **pages, unsigned 
 	if (vma_pages(vma) != n)
 		return -EINVAL;
 	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYEXEC);
-	return vm_map_pages_zero(vma, pages, n);
+	err = vm_map_pages_zero(vma, pages, n);
+	if (err)
+		return err;
+	vma->vm_private_data = owner;
+	vma->vm_ops = ops;
+	return 0;
 }

@@ -8,6 +8,13 @@
 //! hands out references into it: it stores and loads values (`u32` words
 //! atomically, records by volatile copy), and whatever it loads is a value
 //! to check, like an ioctl argument.
+//!
+//! The pages live as long as the kernel's reference ([`Arc`]) or any mapping
+//! of them, whichever goes last: each mapping (and each copy the kernel makes
+//! of one: `fork()`, a split, `mremap()`) holds a reference, dropped when it
+//! is unmapped. So does what the owner keeps with them (`K`, for a CQ ring
+//! the charge to its file's memory budget): a process cannot free the object
+//! and keep its memory without it being counted.
 
 use super::gfp::ACCOUNTED;
 use core::{
@@ -22,6 +29,7 @@ use kernel::{
     ffi::{c_int, c_uint, c_void},
     page::PAGE_SIZE,
     prelude::*,
+    sync::{Arc, ArcBorrow},
     types::{AsBytes, FromBytes},
 };
 
@@ -31,7 +39,13 @@ use kernel::{
 extern "C" {
     fn srnic_shared_alloc(pages: *mut c_void, n: c_uint) -> *mut c_void;
     fn srnic_shared_free(addr: *mut c_void, pages: *mut c_void, n: c_uint);
-    fn srnic_shared_mmap(vma: *mut c_void, pages: *mut c_void, n: c_uint) -> c_int;
+    fn srnic_shared_mmap(
+        vma: *mut c_void,
+        pages: *mut c_void,
+        n: c_uint,
+        ops: *const c_void,
+        owner: *mut c_void,
+    ) -> c_int;
 }
 
 /// A mapping that `mmap()` on the device is setting up.
@@ -64,25 +78,26 @@ impl Vma<'_> {
     }
 }
 
-/// Zeroed pages shared with a process; freed on drop (a page a process
-/// still maps lives on until it unmaps it).
+/// Zeroed pages shared with a process, and `K`, which lives as long as
+/// they do; freed on drop, which comes after the last mapping's.
 ///
 /// # Invariants
 ///
 /// `addr` is the kernel mapping of the `pages.len()` pages in `pages`
 /// (both from `srnic_shared_alloc`), readable and writable, `len()` bytes.
-pub struct SharedPages {
+pub struct SharedPages<K: Send + Sync + 'static> {
     addr: NonNull<u8>,
     pages: KVVec<*mut bindings::page>,
+    _keep: K,
 }
 
 // SAFETY: the pages and their mapping are owned by this value; every access
 // through it is an atomic or volatile access, valid from any thread.
-unsafe impl Send for SharedPages {}
+unsafe impl<K: Send + Sync + 'static> Send for SharedPages<K> {}
 // SAFETY: as above; `&self` methods only load and store values.
-unsafe impl Sync for SharedPages {}
+unsafe impl<K: Send + Sync + 'static> Sync for SharedPages<K> {}
 
-impl SharedPages {
+impl<K: Send + Sync + 'static> SharedPages<K> {
     /// What pages for `bytes` bytes take (the pages and their table).
     pub fn footprint(bytes: usize) -> usize {
         let n = Self::pages_for(bytes);
@@ -94,8 +109,8 @@ impl SharedPages {
     }
 
     /// Zeroed pages for at least `bytes` bytes, charged to the caller's
-    /// memory cgroup (`ENOMEM` beyond it).
-    pub fn new(bytes: usize) -> Result<Self> {
+    /// memory cgroup (`ENOMEM` beyond it), kept with `keep`.
+    pub fn new(bytes: usize, keep: K) -> Result<Arc<Self>> {
         let n = Self::pages_for(bytes);
         let count = c_uint::try_from(n).map_err(|_| EINVAL)?;
         let mut pages = KVVec::<*mut bindings::page>::from_elem(core::ptr::null_mut(), n, ACCOUNTED)?;
@@ -104,7 +119,7 @@ impl SharedPages {
         let addr = NonNull::new(addr.cast::<u8>()).ok_or(ENOMEM)?;
         // INVARIANT: `srnic_shared_alloc` succeeded: `pages` holds the pages
         // and `addr` maps them.
-        Ok(Self { addr, pages })
+        Ok(Arc::new(Self { addr, pages, _keep: keep }, ACCOUNTED)?)
     }
 
     /// The size in bytes (whole pages): what a process maps.
@@ -162,20 +177,75 @@ impl SharedPages {
         Ok(unsafe { core::ptr::read_volatile(p) })
     }
 
+    /// The mapping's operations: a copy of it takes a reference, an unmap
+    /// drops one.
+    const VM_OPS: bindings::vm_operations_struct = bindings::vm_operations_struct {
+        open: Some(vma_open::<K>),
+        close: Some(vma_close::<K>),
+        // SAFETY: all-zero is a valid `vm_operations_struct` (every member
+        // is an optional function pointer).
+        ..unsafe { core::mem::MaybeUninit::zeroed().assume_init() }
+    };
+
     /// Maps all of it into `vma`, which must be a shared, non-executable
     /// mapping of exactly `len()` bytes (`EINVAL`, `EPERM` for an executable
-    /// one). The mapping holds its own references to the pages.
-    pub fn map(&self, vma: &Vma<'_>) -> Result {
+    /// one). The mapping holds a reference to `self` until it is unmapped.
+    pub fn map(self: &Arc<Self>, vma: &Vma<'_>) -> Result {
+        let owner = Arc::into_raw(self.clone());
+        let ops: &'static bindings::vm_operations_struct = const { &Self::VM_OPS };
         // SAFETY: `vma` is a mapping being set up (its invariant); the pages
-        // are ours and `srnic_shared_mmap` only reads the table. It cannot be
-        // longer than `c_uint`: `new` checked.
-        to_result(unsafe {
-            srnic_shared_mmap(vma.raw.cast(), self.pages.as_ptr().cast_mut().cast(), self.pages.len() as c_uint)
-        })
+        // are ours and `srnic_shared_mmap` only reads the table (not longer
+        // than `c_uint`: `new` checked). On success the mapping owns the
+        // reference `owner` (released by `vma_close`); `ops` is static.
+        let r = to_result(unsafe {
+            srnic_shared_mmap(
+                vma.raw.cast(),
+                self.pages.as_ptr().cast_mut().cast(),
+                self.pages.len() as c_uint,
+                (ops as *const bindings::vm_operations_struct).cast(),
+                owner.cast_mut().cast(),
+            )
+        });
+        if r.is_err() {
+            // SAFETY: `owner` came from `into_raw` above and the failed
+            // mapping did not take it.
+            drop(unsafe { Arc::from_raw(owner) });
+        }
+        r
     }
 }
 
-impl Drop for SharedPages {
+/// `vm_ops->open`: a copy of a mapping `map` made (`fork()`, a split,
+/// `mremap()`) takes its own reference.
+///
+/// # Safety
+///
+/// Called by the memory manager for a VMA whose `vm_private_data` is a
+/// reference `SharedPages::<K>::map` gave a mapping, still held by the
+/// mapping the copy came from.
+unsafe extern "C" fn vma_open<K: Send + Sync + 'static>(vma: *mut bindings::vm_area_struct) {
+    // SAFETY: as the function's safety section says.
+    let owner = unsafe { (*vma).vm_private_data }.cast::<SharedPages<K>>().cast_const();
+    // SAFETY: `owner` came from `Arc::into_raw` and is still held.
+    let more: Arc<SharedPages<K>> = unsafe { ArcBorrow::from_raw(owner) }.into();
+    // The copy's reference, released by its `vma_close`.
+    let _ = Arc::into_raw(more);
+}
+
+/// `vm_ops->close`: a mapping (or a copy of one) goes: its reference too.
+///
+/// # Safety
+///
+/// Called by the memory manager once per VMA that `map` or `vma_open` gave
+/// a reference.
+unsafe extern "C" fn vma_close<K: Send + Sync + 'static>(vma: *mut bindings::vm_area_struct) {
+    // SAFETY: as the function's safety section says.
+    let owner = unsafe { (*vma).vm_private_data }.cast::<SharedPages<K>>().cast_const();
+    // SAFETY: the VMA's own reference, not used again.
+    drop(unsafe { Arc::from_raw(owner) });
+}
+
+impl<K: Send + Sync + 'static> Drop for SharedPages<K> {
     fn drop(&mut self) {
         // SAFETY: by the type invariant `addr` and `pages` came from
         // `srnic_shared_alloc` and are not used again.

@@ -92,8 +92,9 @@ pub(crate) struct Cq {
     pub(crate) handle: u32,
     /// Its capacity (not zero: the ring arithmetic needs no division check).
     cqe: NonZeroU32,
-    /// The ring (`struct srnic_cq_ring` and the entries).
-    ring: SharedPages,
+    /// The ring (`struct srnic_cq_ring` and the entries), with the charge
+    /// for it: a process's mapping of it may outlive the CQ.
+    ring: Arc<SharedPages<Charge>>,
     #[pin]
     inner: SpinLockBh<Inner>,
     /// Delivers the notifications left in `Inner` (see [`Cq::push`]).
@@ -111,9 +112,13 @@ pub(crate) struct Cq {
 }
 
 impl Cq {
-    /// What a CQ of `cqe` entries takes.
-    pub(crate) fn footprint(cqe: usize) -> Result<usize> {
-        budget::sum(&[budget::arc::<Self>(), SharedPages::footprint(Self::ring_size(cqe)?)])
+    /// What the ring of a CQ of `cqe` entries takes (the CQ itself takes
+    /// `budget::arc::<Cq>()` more).
+    fn ring_footprint(cqe: usize) -> Result<usize> {
+        budget::sum(&[
+            budget::arc::<SharedPages<Charge>>(),
+            SharedPages::<Charge>::footprint(Self::ring_size(cqe)?),
+        ])
     }
 
     /// The bytes of a ring of `cqe` entries.
@@ -129,8 +134,9 @@ impl Cq {
             .filter(|&c| c <= u32::MAX / 2)
             .and_then(NonZeroU32::new)
             .ok_or(EINVAL)?;
-        let charge = budget.charge(Self::footprint(cqe)?)?;
-        let ring = SharedPages::new(Self::ring_size(cqe)?)?;
+        let charge = budget.charge(budget::arc::<Self>())?;
+        let ring_charge = budget.charge(Self::ring_footprint(cqe)?)?;
+        let ring = SharedPages::new(Self::ring_size(cqe)?, ring_charge)?;
         ring.store_u32(CQE, cap.get(), Ordering::Relaxed)?;
         Arc::pin_init(
             pin_init!(Self {

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "srnic.h"
@@ -167,10 +168,12 @@ int main(void)
 	/*
 	 * A CQ's ring (struct srnic_cq_ring): what mmap() refuses, a poller's
 	 * impossible consumer index (its own loss, nothing else), and a ring
-	 * that outlives its CQ until munmap().
+	 * that outlives its CQ until munmap(), still counted in the file's
+	 * kernel memory (QUERY_DEVICE kernel_mem) until then.
 	 */
 	{
 		long pg = sysconf(_SC_PAGESIZE);
+		__u64 mem0, mem1;
 		struct srnic_create_cq cc;
 		struct srnic_handle_arg h;
 		struct srnic_poll_cq pc;
@@ -178,13 +181,16 @@ int main(void)
 		volatile struct srnic_cq_ring *r;
 		void *m;
 
+		q = fresh();
+		ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q);
+		mem0 = q.kernel_mem;
 		memset(&cc, 0, sizeof(cc));
 		cc.size = sizeof(cc);
-		cc.cqe = 4;
-		expect("CREATE_CQ (4 entries)", ioctl(fd, SRNIC_IOCTL_CREATE_CQ, &cc), 0);
-		check("CREATE_CQ: a whole-page ring for the header and 4 entries",
-		      cc.ring_bytes >= sizeof(struct srnic_cq_ring) + 4 * sizeof(struct srnic_wc) &&
-		      cc.ring_bytes % pg == 0);
+		cc.cqe = 64;
+		expect("CREATE_CQ (64 entries)", ioctl(fd, SRNIC_IOCTL_CREATE_CQ, &cc), 0);
+		check("CREATE_CQ: a ring of whole pages for the header and 64 entries (two pages)",
+		      cc.ring_bytes >= sizeof(struct srnic_cq_ring) + 64 * sizeof(struct srnic_wc) &&
+		      cc.ring_bytes % pg == 0 && cc.ring_bytes >= 2 * pg);
 #define MAP(len, prot, flags, off) mmap(NULL, len, prot, flags, fd, off)
 #define EXPECT_MAP_FAILS(what, m, err) do { \
 		void *mm_ = (m); \
@@ -204,7 +210,7 @@ int main(void)
 		expect("mmap the ring", m == MAP_FAILED ? -1 : 0, 0);
 		if (m != MAP_FAILED) {
 			r = m;
-			check("the ring's header: 4 entries, empty", r->cqe == 4 && r->prod == 0 && r->cons == 0);
+			check("the ring's header: 64 entries, empty", r->cqe == 64 && r->prod == 0 && r->cons == 0);
 			expect("mprotect the ring executable", mprotect(m, cc.ring_bytes, PROT_READ | PROT_EXEC), EACCES);
 			memset(&pc, 0, sizeof(pc));
 			pc.size = sizeof(pc);
@@ -218,9 +224,42 @@ int main(void)
 			memset(&h, 0, sizeof(h));
 			h.size = sizeof(h);
 			h.handle = cc.cq_handle;
+			/* A forked child's copy of the mapping (vm_ops->open). */
+			{
+				pid_t child = fork();
+				int st = -1;
+
+				if (child == 0)
+					_exit(r->cqe == 64 ? 0 : 1);
+				waitpid(child, &st, 0);
+				check("a forked child reads the ring", child > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+			}
 			expect("DESTROY_CQ while its ring is mapped", ioctl(fd, SRNIC_IOCTL_DESTROY_CQ, &h), 0);
-			check("the ring is still readable after DESTROY_CQ", r->cqe == 4);
-			expect("munmap the ring", munmap(m, cc.ring_bytes), 0);
+			check("the ring is still readable after DESTROY_CQ", r->cqe == 64);
+			q = fresh();
+			ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q);
+			mem1 = q.kernel_mem;
+			check("the mapped ring still counts in kernel_mem after DESTROY_CQ",
+			      mem1 >= mem0 + cc.ring_bytes);
+			/* Split: the second page goes, the first (the header) stays. */
+			expect("munmap the ring's second page", munmap((char *)m + pg, pg), 0);
+			check("the header page is still readable", r->cqe == 64);
+			q = fresh();
+			ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q);
+			check("the ring still counts in kernel_mem while a part is mapped", q.kernel_mem == mem1);
+			expect("munmap the rest of the ring", munmap(m, pg), 0);
+			q = fresh();
+			ioctl(fd, SRNIC_IOCTL_QUERY_DEVICE, &q);
+			n++;
+			if (q.kernel_mem == mem0) {
+				printf("ok %d munmap gives the ring's charge back (kernel_mem %llu)\n", n,
+				       (unsigned long long)q.kernel_mem);
+			} else {
+				printf("not ok %d kernel_mem after munmap: %llu, before CREATE_CQ %llu (%llu while mapped)\n",
+				       n, (unsigned long long)q.kernel_mem, (unsigned long long)mem0,
+				       (unsigned long long)mem1);
+				failures++;
+			}
 			EXPECT_MAP_FAILS("mmap the destroyed CQ's ring",
 					 MAP(cc.ring_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, cc.ring_offset), EINVAL);
 		}

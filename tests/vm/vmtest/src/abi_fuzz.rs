@@ -10,7 +10,11 @@
 //! that are not zero, command numbers that are unknown or encoded with another
 //! size; user pointers that are NULL, below `mmap_min_addr`, kernel addresses,
 //! inaccessible (`PROT_NONE`), read-only, or that run into an inaccessible
-//! page; memory regions whose buffer is unmapped while registered. A thread
+//! page; memory regions whose buffer is unmapped while registered; CQ rings
+//! mapped with right and wrong offsets, lengths, protections and sharing,
+//! their indices and entries overwritten with random values while the module
+//! fills them (an executable or private mapping that succeeds is a
+//! violation). A thread
 //! now and then replaces one of the files (open a new one, `dup3` it over the
 //! old descriptor number, so the number never names anything but
 //! `/dev/srnic`, while other threads may be inside a call on the old file).
@@ -367,10 +371,11 @@ pub enum Op {
     Poll,
     Reopen,
     UnmapMr,
+    MapCq,
 }
 
 /// Every operation, with its weight in the random programs.
-pub const OPS: [(Op, u64); 33] = [
+pub const OPS: [(Op, u64); 34] = [
     (Op::QueryDevice, 2),
     (Op::AllocPd, 4),
     (Op::DeallocPd, 3),
@@ -404,6 +409,7 @@ pub const OPS: [(Op, u64); 33] = [
     (Op::Poll, 3),
     (Op::Reopen, 1),
     (Op::UnmapMr, 1),
+    (Op::MapCq, 3),
 ];
 
 /// The errors every command may answer (uapi.rst, "Errors common to every command";
@@ -498,6 +504,10 @@ impl Op {
             Op::Read => return vec![EINVAL, EAGAIN, EFAULT],
             Op::Write => return vec![EINVAL, EACCES, ENOMEM, EFAULT],
             Op::Poll | Op::Reopen | Op::UnmapMr => return vec![],
+            // uapi.rst, the CQ ring: EINVAL for a private, mis-sized or
+            // unknown mapping, EPERM for an executable one; mmap()'s own
+            // ENOMEM, and EOVERFLOW for an offset it cannot map.
+            Op::MapCq => return vec![EINVAL, EPERM, ENOMEM, EOVERFLOW],
             _ => &[],
         };
         COMMON.iter().chain(further).copied().collect()
@@ -570,6 +580,7 @@ impl Op {
             self,
             Op::RegMr
                 | Op::UnmapMr
+                | Op::MapCq
                 | Op::Listen
                 | Op::Connect
                 | Op::Accept
@@ -1011,6 +1022,8 @@ struct Worker<'a> {
     rng: Rng,
     mem: Mem,
     stats: Stats,
+    /// CQ rings this thread mapped (address, length), the oldest first.
+    rings: Vec<(usize, usize)>,
 }
 
 /// How an ioctl argument was spoiled, to know what the ABI prescribes.
@@ -1030,6 +1043,7 @@ impl<'a> Worker<'a> {
             rng: Rng::new(seed),
             mem: Mem::new(),
             stats: Stats::default(),
+            rings: Vec::new(),
         }
     }
 
@@ -1487,6 +1501,7 @@ impl<'a> Worker<'a> {
                 }
             }
             Op::UnmapMr => self.unmap_mr(slot),
+            Op::MapCq => self.map_cq(slot),
             Op::DeregMr => self.handle_arg(slot, op, Kind::Mr),
             Op::CreateCq => {
                 if self.live_count(slot, Kind::Cq) >= 32 {
@@ -1828,6 +1843,76 @@ impl<'a> Worker<'a> {
             0
         } else {
             any_u32(&mut self.rng)
+        }
+    }
+
+    /// Maps a CQ's ring, or tries to with a wrong offset, length, protection
+    /// or sharing; overwrites words of a writable one (the producer and
+    /// consumer indices, an entry) with random values, and keeps the last
+    /// few mapped while the module writes completions into them.
+    fn map_cq(&mut self, slot: usize) {
+        const KEEP: usize = 8;
+        let h = self.handle(slot, Kind::Cq);
+        let off = if self.rng.chance(85) {
+            u64::from(h) << 12
+        } else {
+            any_u64(&mut self.rng)
+        };
+        let pages = match self.rng.below(8) {
+            0 => 2,
+            1 => 1 + self.rng.below(1100) as usize,
+            _ => 1,
+        };
+        let len = pages * PAGE;
+        let prot = match self.rng.below(8) {
+            0 => libc::PROT_READ,
+            1 => libc::PROT_READ | libc::PROT_EXEC,
+            _ => libc::PROT_READ | libc::PROT_WRITE,
+        };
+        let flags = if self.rng.chance(90) {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        let fd = self.sh.fds[slot];
+        // SAFETY: a new mapping at an address the kernel picks; nothing of
+        // this program's is there.
+        let p = injected(|| unsafe {
+            libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, off as libc::off_t)
+        });
+        let res = if p == libc::MAP_FAILED {
+            Err(errno())
+        } else {
+            Ok(0)
+        };
+        self.record(Op::MapCq, res);
+        if res.is_err() {
+            return;
+        }
+        if prot & libc::PROT_EXEC != 0 || flags & libc::MAP_PRIVATE != 0 {
+            self.sh.violation(format!(
+                "map_cq: an {} mapping of a CQ ring succeeded",
+                if prot & libc::PROT_EXEC != 0 { "executable" } else { "private" }
+            ));
+        }
+        if prot & libc::PROT_WRITE != 0 {
+            for _ in 0..1 + self.rng.below(3) {
+                // prod (word 0), cons (word 32), or a word of an entry.
+                let word = match self.rng.below(3) {
+                    0 => 0,
+                    1 => 32,
+                    _ => 32 + self.rng.below((len / 4 - 32) as u64) as usize,
+                };
+                let v = any_u32(&mut self.rng);
+                // SAFETY: `word` lies inside the writable mapping just made.
+                unsafe { std::ptr::write_volatile((p as *mut u32).add(word), v) };
+            }
+        }
+        self.rings.push((p as usize, len));
+        if self.rings.len() > KEEP {
+            let (a, l) = self.rings.remove(0);
+            // SAFETY: a mapping this thread made and nothing else uses.
+            unsafe { libc::munmap(a as *mut libc::c_void, l) };
         }
     }
 
