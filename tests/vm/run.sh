@@ -114,8 +114,16 @@ cpu=max; [ $accel = kvm ] && cpu=host
 [ $accel = tcg ] && accel=tcg,thread=multi
 
 elapsed_since() { local s=$(($(date +%s) - $1)); printf '%02d:%02d' $((s / 60)) $((s % 60)); }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port_a=$(free_port) port_b=$(free_port) ctl_port=$(free_port)
+# Five distinct free ports (the link's two ends, the control line, the gdb
+# stubs), all bound at once: ports asked for one at a time can repeat.
+free_ports() {
+	python3 -c 'import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+read -r port_a port_b ctl_port gdb_port_a gdb_port_b < <(free_ports 5)
 mem=1024
 caselist=$(IFS=,; echo "${cases[*]:-}")
 
@@ -181,7 +189,6 @@ start=$(date +%s)
 # backtrace from QEMU's gdb stub, symbolised with the kernel's vmlinux) and
 # stops the VMs; the run boots them once more, and fails if that hangs too.
 boot_limit=${SRNIC_VM_BOOT_LIMIT:-300}
-gdb_port_a=$(free_port) gdb_port_b=$(free_port)
 # stop_vms: ends both VMs' QEMU (the watchdogs below).
 stop_vms() { kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true; }
 booted() { grep -qa "srnic-vm: [0-9]* CPUs online" "$logs/$1.log" 2>/dev/null; }
