@@ -1878,7 +1878,14 @@ impl<'a> Worker<'a> {
         // SAFETY: a new mapping at an address the kernel picks; nothing of
         // this program's is there.
         let p = injected(|| unsafe {
-            libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, off as libc::off_t)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                flags,
+                fd,
+                off as libc::off_t,
+            )
         });
         let res = if p == libc::MAP_FAILED {
             Err(errno())
@@ -1892,7 +1899,11 @@ impl<'a> Worker<'a> {
         if prot & libc::PROT_EXEC != 0 || flags & libc::MAP_PRIVATE != 0 {
             self.sh.violation(format!(
                 "map_cq: an {} mapping of a CQ ring succeeded",
-                if prot & libc::PROT_EXEC != 0 { "executable" } else { "private" }
+                if prot & libc::PROT_EXEC != 0 {
+                    "executable"
+                } else {
+                    "private"
+                }
             ));
         }
         if prot & libc::PROT_WRITE != 0 {
