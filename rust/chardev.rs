@@ -4,8 +4,9 @@
 //! Each open file holds one verbs context ([`Context`]) and turns the file
 //! operations into calls on it: `ioctl` creates, queries and destroys objects
 //! ([`ioctl`]), `write` posts work requests ([`post`]), `read` and `poll` deliver
-//! the context's events, `mmap` maps a CQ's ring. Nothing below this module knows about files or user
-//! copies beyond the user-memory abstraction of memory registration.
+//! the context's events, `mmap` maps a CQ's ring. Nothing below this module
+//! knows about files or user copies beyond the user-memory abstraction of
+//! memory registration.
 
 pub(crate) mod ioctl;
 pub(crate) mod post;

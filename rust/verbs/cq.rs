@@ -7,7 +7,8 @@
 //! (`struct srnic_cq_ring` in `uapi/srnic.h`): a poller that maps it takes
 //! completions without a system call; `POLL_CQ` (and a kernel client's poll)
 //! takes them from the same ring. The ring's consumer index is the poller's
-//! to write: srnic reads it as an untrusted value (see [`Cq::used`]). Arming it (`REQ_NOTIFY_CQ`) asks for one notification at the next
+//! to write: srnic reads it as an untrusted value (see [`Cq::held`]).
+//! Arming it (`REQ_NOTIFY_CQ`) asks for one notification at the next
 //! completion (or the next solicited or error completion). Overflow is an
 //! error: the completion is lost, the CQ is marked and reported once.
 //!
@@ -15,7 +16,7 @@
 //! context's event queue (`SRNIC_EVENT_CQ` and `SRNIC_EVENT_CQ_ERROR` for its
 //! readers, see `events.rs`); for a kernel client, its completion callback.
 
-use crate::uapi::{SrnicCqRing, SrnicResCq, SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
+use crate::uapi::{CqRingIndex, SrnicCqRing, SrnicResCq, SrnicWc, SRNIC_CQ_NEXT_COMP, SRNIC_CQ_SOLICITED, SRNIC_WC_SOLICITED, SRNIC_WC_SUCCESS};
 use crate::new_spinlock_bh;
 use crate::sys::{
     gfp::{NoIo, ACCOUNTED},
@@ -27,7 +28,6 @@ use crate::verbs::budget::{self, Budget, Charge};
 use crate::verbs::stats::{Live, Object};
 use core::{
     mem::{offset_of, size_of},
-    num::{NonZeroU32, NonZeroU64},
     sync::atomic::{AtomicU32, Ordering},
 };
 use kernel::{
@@ -90,8 +90,8 @@ pub(crate) trait CqNotify: Send + Sync {
 pub(crate) struct Cq {
     /// The CQ's handle (reported in its events).
     pub(crate) handle: u32,
-    /// Its capacity (not zero: the ring arithmetic needs no division check).
-    cqe: NonZeroU32,
+    /// Its capacity and the ring's index arithmetic.
+    idx: CqRingIndex,
     /// The ring (`struct srnic_cq_ring` and the entries), with the charge
     /// for it: a process's mapping of it may outlive the CQ.
     ring: Arc<SharedPages<Charge>>,
@@ -129,19 +129,15 @@ impl Cq {
     /// A CQ with room for `cqe` completions (at most `u32::MAX / 2`),
     /// charged to `budget`.
     pub(crate) fn new(handle: u32, cqe: usize, notify: Arc<dyn CqNotify>, budget: &Arc<Budget>) -> Result<Arc<Self>> {
-        let cap = u32::try_from(cqe)
-            .ok()
-            .filter(|&c| c <= u32::MAX / 2)
-            .and_then(NonZeroU32::new)
-            .ok_or(EINVAL)?;
+        let idx = u32::try_from(cqe).ok().and_then(CqRingIndex::new).ok_or(EINVAL)?;
         let charge = budget.charge(budget::arc::<Self>())?;
         let ring_charge = budget.charge(Self::ring_footprint(cqe)?)?;
         let ring = SharedPages::new(Self::ring_size(cqe)?, ring_charge)?;
-        ring.store_u32(CQE, cap.get(), Ordering::Relaxed)?;
+        ring.store_u32(CQE, idx.cqe(), Ordering::Relaxed)?;
         Arc::pin_init(
             pin_init!(Self {
                 handle,
-                cqe: cap,
+                idx,
                 ring,
                 inner <- new_spinlock_bh!(
                     Inner {
@@ -169,13 +165,13 @@ impl Cq {
     /// completions in order, the notification comes after.
     pub(crate) fn push(&self, wc: SrnicWc) -> Due {
         let mut r = self.inner.lock();
-        let room = self.used(r.prod).is_some_and(|n| n < self.cqe.get());
+        let room = self.held(r.prod, self.cons()).is_some_and(|n| n < self.idx.cqe());
         if !room || self.ring.write(self.entry(r.prod), &wc).is_err() {
             let first = !r.overflowed;
             r.overflowed = true;
             return Due { completion: false, overflow: first };
         }
-        r.prod = self.advance(r.prod, 1);
+        r.prod = self.idx.advance(r.prod, 1);
         // The entry is in place before the poller sees the count.
         let _ = self.ring.store_u32(PROD, r.prod, Ordering::Release);
         let matches = r.armed & SRNIC_CQ_NEXT_COMP != 0
@@ -228,33 +224,16 @@ impl Cq {
     }
 
     /// How many completions the ring holds with srnic's producer index
-    /// `prod` and the poller's consumer index; `None` when that index is
+    /// `prod` and the poller's consumer index `cons`; `None` when `cons` is
     /// impossible (not behind `prod` by at most the capacity): the ring then
     /// counts as full, and the poller, whose memory it is, loses completions.
-    fn used(&self, prod: u32) -> Option<u32> {
-        let wrap = self.wrap();
-        let cons = u64::from(self.cons());
-        if cons >= wrap.get() {
-            return None;
-        }
-        let n = (u64::from(prod) + wrap.get() - cons) % wrap;
-        u32::try_from(n).ok().filter(|&n| n <= self.cqe.get())
-    }
-
-    /// Index `i` moved on by `n` (modulo twice the capacity).
-    fn advance(&self, i: u32, n: u32) -> u32 {
-        ((u64::from(i) + u64::from(n)) % self.wrap()) as u32
-    }
-
-    /// Twice the capacity: the indices' modulus.
-    fn wrap(&self) -> NonZeroU64 {
-        // At most `u64::from(u32::MAX)`: the product never saturates.
-        NonZeroU64::from(self.cqe).saturating_mul(NonZeroU64::MIN.saturating_add(1))
+    fn held(&self, prod: u32, cons: u32) -> Option<u32> {
+        self.idx.held(prod, cons)
     }
 
     /// The offset of the entry for index `i`.
     fn entry(&self, i: u32) -> usize {
-        ENTRIES + (i % self.cqe) as usize * size_of::<SrnicWc>()
+        ENTRIES + self.idx.slot(i) * size_of::<SrnicWc>()
     }
 
     /// Copies the oldest completions, up to `out.len()`, into `out` without
@@ -264,10 +243,10 @@ impl Cq {
     pub(crate) fn peek(&self, out: &mut [SrnicWc]) -> usize {
         let r = self.inner.lock();
         let cons = self.cons();
-        let held = self.used(r.prod).unwrap_or(0) as usize;
+        let held = self.held(r.prod, cons).unwrap_or(0) as usize;
         let mut n = 0;
         for (k, o) in out.iter_mut().take(held).enumerate() {
-            match self.ring.read(self.entry(self.advance(cons, k as u32))) {
+            match self.ring.read(self.entry(self.idx.advance(cons, k as u32))) {
                 Ok(wc) => *o = wc,
                 Err(_) => break,
             }
@@ -279,7 +258,7 @@ impl Cq {
     /// Takes the `n` oldest completions (delivered after a [`Cq::peek`]).
     pub(crate) fn consume(&self, n: usize) {
         let _r = self.inner.lock();
-        let cons = self.advance(self.cons(), n as u32);
+        let cons = self.idx.advance(self.cons(), n as u32);
         let _ = self.ring.store_u32(CONS, cons, Ordering::Release);
     }
 
@@ -289,7 +268,7 @@ impl Cq {
         let mut r = self.inner.lock();
         // A solicited-only arming does not weaken an any-completion one.
         r.armed |= flags;
-        self.used(r.prod) != Some(0)
+        self.held(r.prod, self.cons()) != Some(0)
     }
 
     /// The bytes of its ring: the length to map.
@@ -305,8 +284,8 @@ impl Cq {
 
     /// What the resource view reports of the CQ, but its owner.
     pub(crate) fn res(&self, r: &mut SrnicResCq) {
-        r.cqe = self.cqe.get();
-        r.queued = self.used(self.inner.lock().prod).unwrap_or(self.cqe.get());
+        r.cqe = self.idx.cqe();
+        r.queued = self.held(self.inner.lock().prod, self.cons()).unwrap_or(self.idx.cqe());
         r.users = self.users.load(Ordering::Relaxed);
     }
 

@@ -52,6 +52,56 @@ pub const fn iowr<T>(nr: u32) -> u32 {
     )
 }
 
+/// The index arithmetic of `struct srnic_cq_ring`, for srnic and for pollers
+/// alike: `prod` and `cons` count completions modulo `2 * cqe`, and index `i`
+/// is entry `i % cqe` (uapi/srnic.h).
+#[derive(Clone, Copy, Debug)]
+pub struct CqRingIndex {
+    cqe: core::num::NonZeroU32,
+    /// `2 * cqe`, the indices' modulus.
+    wrap: core::num::NonZeroU64,
+}
+
+impl CqRingIndex {
+    /// The arithmetic of a ring of `cqe` entries (1 to `u32::MAX / 2`).
+    pub fn new(cqe: u32) -> Option<Self> {
+        if cqe > u32::MAX / 2 {
+            return None;
+        }
+        Some(Self {
+            cqe: core::num::NonZeroU32::new(cqe)?,
+            wrap: core::num::NonZeroU64::new(u64::from(cqe) * 2)?,
+        })
+    }
+
+    /// The capacity.
+    pub fn cqe(self) -> u32 {
+        self.cqe.get()
+    }
+
+    /// How many completions a ring with these indices holds; `None` when an
+    /// index is not below `2 * cqe` or the ring would hold more than `cqe`.
+    pub fn held(self, prod: u32, cons: u32) -> Option<u32> {
+        let (prod, cons) = (u64::from(prod), u64::from(cons));
+        if prod >= self.wrap.get() || cons >= self.wrap.get() {
+            return None;
+        }
+        let n = (prod + self.wrap.get() - cons) % self.wrap;
+        u32::try_from(n).ok().filter(|&n| n <= self.cqe.get())
+    }
+
+    /// Index `i` moved on by `n`.
+    pub fn advance(self, i: u32, n: u32) -> u32 {
+        // Below `2 * cqe`, which fits a u32.
+        ((u64::from(i) + u64::from(n)) % self.wrap) as u32
+    }
+
+    /// The entry (0 to `cqe - 1`) of index `i`.
+    pub fn slot(self, i: u32) -> usize {
+        (i % self.cqe) as usize
+    }
+}
+
 /// The all-zero value of an ABI field or structure.
 trait Zero {
     const ZERO: Self;

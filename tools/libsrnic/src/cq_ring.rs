@@ -33,7 +33,7 @@ pub const NO_RING_ENV: &str = "SRNIC_CQ_NO_RING";
 pub(crate) struct Ring {
     base: NonNull<u8>,
     len: usize,
-    cqe: u32,
+    idx: abi::CqRingIndex,
     /// Serializes pollers (`cons` has one writer at a time).
     poller: Mutex<()>,
 }
@@ -52,6 +52,8 @@ impl Ring {
             return Ok(None);
         }
         let len = c.ring_bytes as usize;
+        let idx = abi::CqRingIndex::new(c.cqe)
+            .ok_or_else(|| Error::Protocol(format!("CREATE_CQ: {} entries", c.cqe)))?;
         let need = (c.cqe as usize)
             .checked_mul(size_of::<abi::SrnicWc>())
             .and_then(|n| n.checked_add(ENTRIES));
@@ -85,7 +87,7 @@ impl Ring {
         let ring = Self {
             base: NonNull::new(p.cast()).expect("mmap does not return NULL on success"),
             len,
-            cqe: c.cqe,
+            idx,
             poller: Mutex::new(()),
         };
         let hdr = ring.word(CQE).load(Ordering::Relaxed);
@@ -107,19 +109,17 @@ impl Ring {
     /// Moves up to `wc.len()` completions into the front of `wc`.
     pub(crate) fn poll(&self, wc: &mut [WorkCompletion]) -> Result<usize> {
         let _one = self.poller.lock().unwrap_or_else(|e| e.into_inner());
-        let wrap = u64::from(self.cqe) * 2;
-        let prod = u64::from(self.word(PROD).load(Ordering::Acquire));
-        let cons = u64::from(self.word(CONS).load(Ordering::Relaxed));
-        let held = (prod + wrap - cons % wrap) % wrap;
-        if prod >= wrap || cons >= wrap || held > u64::from(self.cqe) {
+        let prod = self.word(PROD).load(Ordering::Acquire);
+        let cons = self.word(CONS).load(Ordering::Relaxed);
+        let Some(held) = self.idx.held(prod, cons) else {
             return Err(Error::Protocol(format!(
                 "CQ ring: prod {prod}, cons {cons} for {} entries",
-                self.cqe
+                self.idx.cqe()
             )));
-        }
+        };
         let n = (held as usize).min(wc.len());
         for (k, out) in wc[..n].iter_mut().enumerate() {
-            let slot = ((cons + k as u64) % u64::from(self.cqe)) as usize;
+            let slot = self.idx.slot(self.idx.advance(cons, k as u32));
             // SAFETY: entry `slot` < cqe lies inside the mapping (type
             // invariant) and is aligned (64-byte entries after a 128-byte
             // header); the module wrote it before `prod` (acquired above).
@@ -136,7 +136,7 @@ impl Ring {
         if n > 0 {
             // The entries are copied before the module may reuse them.
             self.word(CONS)
-                .store(((cons + n as u64) % wrap) as u32, Ordering::Release);
+                .store(self.idx.advance(cons, n as u32), Ordering::Release);
         }
         Ok(n)
     }
