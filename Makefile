@@ -19,7 +19,8 @@
 #                        and plain TCP, srnic_blk against NBD and NVMe-oF, in the
 #                        VMs: build/bench/<timestamp>/ (table.md, samples.csv, plots);
 #                        TESTS=write_bw,send_lat SIZES=65536 for a quicker run;
-#                        MODULE=path/srnic.ko runs another build of srnic
+#                        MODULE=path/srnic.ko runs another build of srnic;
+#                        PROFILE=self|total adds the guests' kernel profiles (profile.md)
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
 #                        DURATION seconds (default 600); it prints its seed
@@ -139,6 +140,7 @@ kernel: deps
 check-host: deps
 	scripts/gen-uapi.sh --check
 	scripts/check-deps.py --self-test
+	scripts/bench-profile.py --self-test
 	scripts/check-deps.py
 	@# The repository stands alone: nothing may cite documents outside it.
 	@! git grep -nE '\.\./shared|wire\.md' -- ':!Makefile' || { echo "check-host: the lines above cite documents outside the repository"; exit 1; }
@@ -181,4 +183,5 @@ REPS ?= 5
 BENCH_VARIANT = $(if $(filter command line,$(origin VARIANT)),$(VARIANT),plain)
 bench: deps
 	scripts/bench.sh --reps $(REPS) --variant $(BENCH_VARIANT) $(if $(TINY),--tiny) $(if $(ROWS),--rows $(ROWS)) \
-		$(if $(TESTS),--tests $(TESTS)) $(if $(SIZES),--sizes $(SIZES)) $(if $(MODULE),--module $(MODULE))
+		$(if $(TESTS),--tests $(TESTS)) $(if $(SIZES),--sizes $(SIZES)) $(if $(MODULE),--module $(MODULE)) \
+		$(if $(PROFILE),--profile $(PROFILE))

@@ -8,6 +8,7 @@
 #
 #   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny] [--rows all|rdma|blk]
 #                    [--tests T,T...] [--sizes N,N...] [--module SRNIC_KO]
+#                    [--profile self|total]
 #
 # --tests runs only these perftest programs (write_bw, read_bw, send_bw,
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
@@ -24,10 +25,15 @@
 # --module runs SRNIC_KO in the VMs instead of the tree's srnic.ko (run.sh's
 # --module): a build of another branch for the variant's kernel, to compare
 # two versions on the same rig.
+# --profile follows each perftest run with a second one under ftrace's
+# function profiler in both VMs (the plain kernel has it) and writes
+# profile.md (scripts/bench-profile.py): per iteration, each VM's kernel
+# functions by their own time (self) or with their callees' (total), and
+# their calls. The profiled runs' figures are not recorded.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-reps=5 variant=plain tiny=() rows=all only=() module=()
+reps=5 variant=plain tiny=() rows=all only=() module=() profile=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--reps) reps=$2; shift 2 ;;
@@ -37,18 +43,21 @@ while [ $# -gt 0 ]; do
 	--tests) only+=(--bench-tests "$2"); shift 2 ;;
 	--sizes) only+=(--bench-sizes "$2"); shift 2 ;;
 	--module) module=(--module "$2"); shift 2 ;;
-	-h | --help) sed -n '3,24p' "$0"; exit 0 ;;
+	--profile) profile=(--bench-profile "$2"); shift 2 ;;
+	-h | --help) sed -n '3,30p' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
 case "$reps" in '' | *[!0-9]* | 0) die "--reps needs a positive number: '$reps'" ;; esac
 case "$rows" in all | rdma | blk) ;; *) die "--rows takes all, rdma or blk: '$rows'" ;; esac
+case "${profile[1]:-self}" in self | total) ;; *) die "--profile takes self or total: '${profile[1]}'" ;; esac
 
-logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" "${only[@]}" "${module[@]}" --variant "$variant" | tail -n 1)
+logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" "${only[@]}" "${module[@]}" "${profile[@]}" --variant "$variant" | tail -n 1)
 out=$SRNIC_TOP/build/bench/$(date +%Y%m%d-%H%M%S)
 mkdir -p "$out"
 cp "$logs/files/bench.csv" "$out/samples.csv"
 cp "$logs/clock" "$out/clock" 2>/dev/null || true
 python3 "$SRNIC_TOP/scripts/bench-report.py" "$out/samples.csv" "$out" --clock "$out/clock" \
 	--title "srnic benchmark, $variant kernel, $(date -u +%Y-%m-%d)"
+[ ${#profile[@]} = 0 ] || python3 "$SRNIC_TOP/scripts/bench-profile.py" "$logs/files" "$out"
 log "report in $out (VM logs in $logs)"

@@ -5,7 +5,8 @@
 #   tests/vm/run.sh [--variant debug|plain] [--demo] [--long] [--cpus N]
 #                   [--fuzz-seconds N] [--fuzz-seed S] [--module SRNIC_KO] [CASE...]
 #   tests/vm/run.sh --bench [--bench-reps N] [--bench-tiny] [--bench-rows all|rdma|blk]
-#                   [--bench-tests T,T...] [--bench-sizes N,N...] [--variant ...]
+#                   [--bench-tests T,T...] [--bench-sizes N,N...]
+#                   [--bench-profile self|total] [--variant ...]
 #
 # --bench runs the workloads of `make bench` (tests/vm/guest/bench.sh) instead
 # of the cases; their samples land in <logs>/files/bench.csv, and the host's
@@ -13,7 +14,8 @@
 # makes the report); --bench-tiny runs them at bench_smoke's tiny size,
 # --bench-rows only the RDMA, RMPP and TCP rows or only the block rows,
 # --bench-tests only these perftest programs (write_bw, send_lat, ...) and
-# --bench-sizes only these bandwidth message sizes (bytes).
+# --bench-sizes only these bandwidth message sizes (bytes), --bench-profile
+# a profiled run after each perftest run (scripts/bench.sh --profile).
 # --long runs the cases with their full repetition counts (make check-long).
 # --fuzz-seconds and --fuzz-seed set the abi_fuzz case's duration and seed
 # (make fuzz-abi DURATION=N SEED=S; srnic.fuzz_seconds, srnic.fuzz_seed).
@@ -60,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--bench-rows) bench="$bench srnic.bench_rows=$2"; shift 2 ;;
 	--bench-tests) bench="$bench srnic.bench_tests=$2"; shift 2 ;;
 	--bench-sizes) bench="$bench srnic.bench_sizes=$2"; shift 2 ;;
+	--bench-profile) bench="$bench srnic.bench_profile=$2"; shift 2 ;;
 	--long) long=1; shift ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;

@@ -5,7 +5,9 @@
 #
 # Settings (environment): BENCH_REPS repetitions (default 5), BENCH_TINY=1
 # for one message size and short runs (make check), BENCH_ROWS all (default),
-# rdma (the RDMA, RMPP and TCP rows) or blk (the block rows), BENCH_BW_TESTS and
+# rdma (the RDMA, RMPP and TCP rows) or blk (the block rows), BENCH_PROFILE=self
+# or total to follow each perftest run with a profiled one (profile_run),
+# BENCH_BW_TESTS and
 # BENCH_LAT_TESTS the perftest programs to run (default: all six), or
 # BENCH_TESTS a comma-separated list of them (make bench TESTS=...; the TCP
 # ping-pong stays, and TCP's stream with any bandwidth row), BENCH_SIZES the bandwidth rows' message sizes (comma-separated),
@@ -308,8 +310,57 @@ perftest_run() {
 	done
 	# A figure from an uncalibrated clock is no figure.
 	[ -z "$BENCH_AGAIN" ] || fig=
-	[ "$sys" != rxe ] || rxe_swap off
 	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$cpu"
+	[ -z "${BENCH_PROFILE:-}" ] || profile_run "$rep" "$test" "$size" "$iters" "$sys" "$prog"
+	[ "$sys" != rxe ] || rxe_swap off
+}
+
+# The function profiler of ftrace (the plain kernel has it; performance.rst,
+# "Profiling"): per function, calls and time, on every CPU.
+TRACING=/sys/kernel/debug/tracing
+# profile_cmd on|off: the commands that start (counters reset) or stop it.
+# BENCH_PROFILE=self counts a function's own time, total its callees' too;
+# time asleep never counts.
+profile_cmd() {
+	local graph=0
+	[ "$BENCH_PROFILE" != total ] || graph=1
+	case $1 in
+	on) echo "cd $TRACING && echo 0 >function_profile_enabled && echo 0 >options/sleep-time && echo $graph >options/graph-time && echo 1 >function_profile_enabled" ;;
+	off) echo "echo 0 >$TRACING/function_profile_enabled" ;;
+	esac
+}
+
+# profile_dump SIDE: the command that prints this VM's profile as lines
+# "SIDE FUNCTION CALLS MICROSECONDS", the CPUs summed.
+profile_dump() {
+	printf '%s\n' "cat $TRACING/trace_stat/function* | awk -v side=$1 '\$2 ~ /^[0-9]+\$/ && \$3 ~ /^[0-9.]+\$/ { hits[\$1] += \$2; us[\$1] += \$3 } END { for (f in hits) printf \"%s %s %d %.3f\\n\", side, f, hits[f], us[f] }'"
+}
+
+# profile_run REP TEST SIZE ITERS SYSTEM PROG: the perftest run again, with
+# the function profiler on in both VMs (its own figure is not recorded: the
+# profiler slows every call); exports profile-REP-TEST-SIZE-SYSTEM.txt, a
+# header line "# TEST SIZE ITERS SYSTEM" and profile_dump's lines of both VMs
+# (a is the client, b the server), for scripts/bench-profile.py.
+profile_run() {
+	local out=/tmp/profile.txt args
+	[ -e "$TRACING/function_profile_enabled" ] ||
+		fail "bench: this kernel has no function profiler (the plain kernel has)"
+	bench_port=$((bench_port + 1))
+	args="-R -p $bench_port -s $3 -n $4"
+	sh -c "$(profile_cmd on)" && peer "$(profile_cmd on)" || fail "bench: starting the profiler"
+	bench_pair "$5" "$6 $args" "$6 $args $PEER"
+	sh -c "$(profile_cmd off)" && peer "$(profile_cmd off)" || fail "bench: stopping the profiler"
+	if [ -z "$CLI_OUT" ]; then
+		bench_say "rep $1: $2 $3 $5: the profiled run failed"
+		return
+	fi
+	{
+		echo "# $2 $3 $4 $5"
+		sh -c "$(profile_dump a)"
+		peer "$(profile_dump b)"
+	} >"$out"
+	export_file "profile-$1-$2-$3-$5.txt" "$out"
+	rm -f "$out"
 }
 
 # record_more REP TEST SIZE SYSTEM VALUE UNIT: a second figure of the run
