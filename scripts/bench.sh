@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
 	--sizes) only+=(--bench-sizes "$2"); shift 2 ;;
 	--module) module=(--module "$2"); shift 2 ;;
 	--profile) profile=(--bench-profile "$2"); shift 2 ;;
-	-h | --help) sed -n '3,30p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) die "unknown argument '$1' (see --help)" ;;
 	esac
 done
