@@ -63,8 +63,8 @@ use self::{
 use crate::{
     new_spinlock_bh,
     proto::{
-        ddp::TxQueues,
-        mpa::{rx::RxFramer, tx::TxFramer},
+        lifecycle::State,
+        mpa::rx::RxFramer,
         rdmap::engine::{OrqEntry, RecvEngine},
     },
     sys::{
@@ -87,7 +87,7 @@ use crate::{
     },
 };
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use kernel::{
     alloc::KVVec,
     impl_has_work,
@@ -124,6 +124,9 @@ pub(crate) struct Qp {
     pub(crate) caps: QpCaps,
     #[pin]
     conn: SpinLockBh<Conn>,
+    /// `conn`'s lifecycle state as of its last release ([`Qp::state`]): the
+    /// post and transmit paths check it without taking `conn`.
+    state: AtomicU8,
     #[pin]
     sq: SpinLockBh<SendQueue>,
     #[pin]
@@ -217,6 +220,7 @@ impl Qp {
                 events,
                 caps,
                 conn <- new_spinlock_bh!(conn, "srnic_qp_conn"),
+                state: AtomicU8::new(State::Idle.index()),
                 sq <- new_spinlock_bh!(sq, "srnic_qp_sq"),
                 rq <- new_spinlock_bh!(rq, "srnic_qp_rq"),
                 rx <- new_spinlock_bh!(RxState {
@@ -226,13 +230,7 @@ impl Qp {
                     active: false,
                     left: None,
                 }, "srnic_qp_rx"),
-                tx <- new_mutex!(TxState {
-                    framer: TxFramer::new(false, false),
-                    queues: TxQueues::new(),
-                    max_ulpdu: 0,
-                    active: false,
-                    cur: None,
-                }, "srnic_qp_tx"),
+                tx <- new_mutex!(TxState::new(), "srnic_qp_tx"),
                 rx_work <- new_work!("srnic_qp_rx"),
                 tx_work <- new_work!("srnic_qp_tx"),
                 tx_worker: AtomicBool::new(false),
@@ -298,7 +296,7 @@ impl Qp {
     /// tracepoint. Takes `conn`, as [`Qp::trace_cm`].
     fn trace_site(&self, f: impl FnOnce(Site<'_>)) {
         let (local, remote) = {
-            let c = self.conn.lock();
+            let c = self.conn();
             (c.local, c.remote)
         };
         f(Site { pid: self.owner, id: self.handle, local: &local, remote: &remote });
@@ -306,7 +304,7 @@ impl Qp {
 
     /// What `SRNIC_IOCTL_QUERY_QP` reports.
     pub(crate) fn query(&self, q: &mut SrnicQueryQp) {
-        let c = self.conn.lock();
+        let c = self.conn();
         q.state = conn::state_abi(c.life.state());
         q.term = c.term;
         q.local = c.local;

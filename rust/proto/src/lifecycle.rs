@@ -36,6 +36,58 @@ pub enum State {
     Destroyed,
 }
 
+impl State {
+    /// Every state, at its [`State::index`].
+    pub const ALL: [State; 6] = [
+        State::Idle,
+        State::Connecting,
+        State::Connected,
+        State::Closing,
+        State::Error,
+        State::Destroyed,
+    ];
+
+    /// The state as a small number (for an atomic copy of it).
+    #[must_use]
+    pub const fn index(self) -> u8 {
+        self as u8
+    }
+
+    /// The state whose [`State::index`] is `i`.
+    #[must_use]
+    pub fn from_index(i: u8) -> Option<State> {
+        Self::ALL.get(usize::from(i)).copied()
+    }
+
+    /// Whether work requests may be posted: in every state but Destroyed, as
+    /// in ibverbs. Before the connection they wait for it; after a failure
+    /// (Error) they complete at once with a flush status, and while closing
+    /// the disconnect flushes them.
+    #[must_use]
+    pub const fn accepts_posts(self) -> bool {
+        !matches!(self, State::Destroyed)
+    }
+
+    /// Whether data moves.
+    #[must_use]
+    pub const fn is_connected(self) -> bool {
+        matches!(self, State::Connected)
+    }
+
+    /// Whether the connection is over (failed, ended or destroyed): the
+    /// transmit path closes the socket.
+    #[must_use]
+    pub const fn is_over(self) -> bool {
+        matches!(self, State::Error | State::Destroyed)
+    }
+
+    /// Whether the QP was destroyed.
+    #[must_use]
+    pub const fn is_destroyed(self) -> bool {
+        matches!(self, State::Destroyed)
+    }
+}
+
 /// A change the current state does not allow.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refused {
@@ -160,32 +212,28 @@ impl Lifecycle {
         self.state = State::Destroyed;
     }
 
-    /// Whether work requests may be posted: in every state but Destroyed, as
-    /// in ibverbs. Before the connection they wait for it; after a failure
-    /// (Error) they complete at once with a flush status, and while closing
-    /// the disconnect flushes them.
+    /// [`State::accepts_posts`] of the current state.
     #[must_use]
     pub const fn accepts_posts(&self) -> bool {
-        !matches!(self.state, State::Destroyed)
+        self.state.accepts_posts()
     }
 
-    /// Whether data moves.
+    /// [`State::is_connected`] of the current state.
     #[must_use]
     pub const fn is_connected(&self) -> bool {
-        matches!(self.state, State::Connected)
+        self.state.is_connected()
     }
 
-    /// Whether the connection is over (failed, ended or destroyed): the
-    /// transmit path closes the socket.
+    /// [`State::is_over`] of the current state.
     #[must_use]
     pub const fn is_over(&self) -> bool {
-        matches!(self.state, State::Error | State::Destroyed)
+        self.state.is_over()
     }
 
-    /// Whether the QP was destroyed.
+    /// [`State::is_destroyed`] of the current state.
     #[must_use]
     pub const fn is_destroyed(&self) -> bool {
-        matches!(self.state, State::Destroyed)
+        self.state.is_destroyed()
     }
 }
 
@@ -193,14 +241,18 @@ impl Lifecycle {
 mod tests {
     use super::*;
 
-    const ALL: [State; 6] = [
-        State::Idle,
-        State::Connecting,
-        State::Connected,
-        State::Closing,
-        State::Error,
-        State::Destroyed,
-    ];
+    const ALL: [State; 6] = State::ALL;
+
+    /// Every state comes back from its index, and nothing else has one.
+    #[test]
+    fn index_round_trip() {
+        for (i, s) in ALL.iter().enumerate() {
+            assert_eq!(s.index() as usize, i);
+            assert_eq!(State::from_index(s.index()), Some(*s));
+        }
+        assert_eq!(State::from_index(ALL.len() as u8), None);
+        assert_eq!(State::from_index(u8::MAX), None);
+    }
 
     fn at(state: State) -> Lifecycle {
         Lifecycle {

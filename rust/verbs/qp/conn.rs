@@ -13,6 +13,7 @@ use crate::{
         ring::Ring,
     },
     sys::{
+        sync::SpinLockBhBackend,
         errno::{econnaborted, econnreset, enetdown, etimedout},
         ratelimit::net_ratelimit,
         param,
@@ -23,11 +24,11 @@ use crate::{
     verbs::{events::event, limits, mr::Mr, stats},
 };
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicU8, Ordering};
 use kernel::{
     alloc::KVVec,
     prelude::*,
-    sync::{Arc, ArcBorrow},
+    sync::{lock::Guard, Arc, ArcBorrow},
 };
 
 /// What the connection manager hands over with an established socket.
@@ -69,6 +70,34 @@ pub(crate) struct Conn {
     /// While connecting as initiator: the start-up's socket, closed by
     /// [`Qp::teardown`] so that a destroyed QP's start-up ends at once.
     startup: Option<Arc<TcpSocket>>,
+}
+
+/// The locked [`Conn`] of a QP (see [`Qp::conn`]).
+pub(super) struct ConnGuard<'a> {
+    guard: Guard<'a, Conn, SpinLockBhBackend>,
+    state: &'a AtomicU8,
+}
+
+impl core::ops::Deref for ConnGuard<'_> {
+    type Target = Conn;
+
+    fn deref(&self) -> &Conn {
+        &self.guard
+    }
+}
+
+impl core::ops::DerefMut for ConnGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.guard
+    }
+}
+
+impl Drop for ConnGuard<'_> {
+    /// Publishes the state before the lock is released (the guard field is
+    /// dropped after this), so the copy changes in the lock's order.
+    fn drop(&mut self) {
+        self.state.store(self.guard.life.state().index(), Ordering::Release);
+    }
 }
 
 impl Conn {
@@ -126,7 +155,7 @@ impl Qp {
     /// and `remote`: the QP must be new (EINVAL otherwise); it is Connecting
     /// from now on.
     pub(crate) fn start_connect(&self, local: SrnicSockaddr, remote: SrnicSockaddr) -> Result {
-        let mut c = self.conn.lock();
+        let mut c = self.conn();
         c.life.start_connect().map_err(|_| EINVAL)?;
         c.local = local;
         c.remote = remote;
@@ -157,7 +186,7 @@ impl Qp {
         let refused = {
             let mut tx = self.tx.lock();
             let mut rx = self.rx.lock();
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             if c.life.establish().is_err() {
                 Some(attached)
             } else {
@@ -222,7 +251,7 @@ impl Qp {
     /// [`Conn::startup`]); a QP no longer connecting (destroyed, or drained)
     /// closes it at once.
     pub(crate) fn set_startup_socket(&self, sock: Arc<TcpSocket>) {
-        let mut c = self.conn.lock();
+        let mut c = self.conn();
         if c.life.state() != State::Connecting {
             drop(c);
             sock.shutdown(true);
@@ -233,7 +262,7 @@ impl Qp {
 
     /// Whether the QP is still waiting for its connection (not destroyed).
     pub(crate) fn is_connecting(&self) -> bool {
-        self.conn.lock().life.state() == State::Connecting
+        self.conn().life.state() == State::Connecting
     }
 
     /// MPA start-up failed: the QP goes to ERROR. Returns whether the failure
@@ -241,7 +270,7 @@ impl Qp {
     /// already name another QP).
     pub(crate) fn connect_failed(&self) -> bool {
         let (startup, ok) = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             (c.startup.take(), c.life.connect_failed().is_ok())
         };
         // Releasing a socket sleeps: not under `conn`.
@@ -251,7 +280,22 @@ impl Qp {
 
     /// The socket, if connected.
     pub(super) fn socket(&self) -> Option<Arc<TcpSocket>> {
-        self.conn.lock().sock.as_ref().map(|a| a.socket().clone())
+        self.conn().sock.as_ref().map(|a| a.socket().clone())
+    }
+
+    /// `conn`, locked. Releasing it publishes the connection's state for
+    /// [`Qp::state`].
+    pub(super) fn conn(&self) -> ConnGuard<'_> {
+        ConnGuard { guard: self.conn.lock(), state: &self.state }
+    }
+
+    /// The connection's state without taking `conn`: the state `conn` was
+    /// last released with. Whoever took a lock after a release of `conn`
+    /// (the send queue's, say) sees that release's state or a later one;
+    /// decisions that must not race with a transition take `conn`.
+    pub(super) fn state(&self) -> State {
+        // Only `ConnGuard` stores, and only indices of states.
+        State::from_index(self.state.load(Ordering::Acquire)).unwrap_or(State::Destroyed)
     }
 
     /// Moves the QP to ERROR: records the TERMINATE (to be sent, or
@@ -262,7 +306,7 @@ impl Qp {
         let head_status = f.head_status();
         let term = f.term_word();
         {
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             if c.life.fail().is_err() {
                 return;
             }
@@ -312,7 +356,7 @@ impl Qp {
     /// `head_status`) and reports `SRNIC_EVENT_QP_ERROR` with `term`.
     pub(super) fn report_error(&self, head_status: u32, term: u32, status: i32) {
         self.flush(head_status, term);
-        if self.conn.lock().life.is_destroyed() {
+        if self.conn().life.is_destroyed() {
             return;
         }
         let mut ev = event(SRNIC_EVENT_QP_ERROR, self.handle);
@@ -325,7 +369,7 @@ impl Qp {
     /// (or could no longer be).
     pub(super) fn report_pending(&self) {
         let pending = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             c.report_pending.take().map(|s| (s, c.term))
         };
         if let Some((status, term)) = pending {
@@ -363,7 +407,7 @@ impl Qp {
         // A TERMINATE that can no longer be sent: report the error now.
         self.report_pending();
         let (first, report) = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             let d = c.life.disconnected();
             // Once, and not after a failure that reported a TERMINATE.
             (d.first, d.first && (!d.was_error || c.term == 0))
@@ -380,7 +424,7 @@ impl Qp {
 
     /// Detaches and closes the socket (callbacks removed first).
     pub(crate) fn close_socket(&self, abort: bool) {
-        let attached = self.conn.lock().sock.take();
+        let attached = self.conn().sock.take();
         if let Some(attached) = attached {
             let (sock, _qp) = attached.detach();
             sock.shutdown(abort);
@@ -389,7 +433,7 @@ impl Qp {
 
     /// Local disconnect (`SRNIC_IOCTL_DISCONNECT`).
     pub(crate) fn disconnect(self: &Arc<Self>, abort: bool) -> Result {
-        self.conn.lock().life.begin_close().map_err(|_| EINVAL)?;
+        self.conn().life.begin_close().map_err(|_| EINVAL)?;
         self.close_socket(abort);
         self.disconnected();
         Ok(())
@@ -404,7 +448,7 @@ impl Qp {
     /// EINVAL for a destroyed QP.
     pub(crate) fn drain(self: &Arc<Self>) -> Result {
         let abandoned = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             if matches!(c.life.state(), State::Connected | State::Closing) {
                 None
             } else {
@@ -429,7 +473,7 @@ impl Qp {
     /// Tears the QP down (destroy or file release): no events, no completions.
     pub(crate) fn teardown(&self) {
         let startup = {
-            let mut c = self.conn.lock();
+            let mut c = self.conn();
             c.life.destroy();
             c.startup.take()
         };
@@ -440,7 +484,7 @@ impl Qp {
         self.close_socket(false);
         self.hold.timer.cancel();
         // A message under way holds its regions: give it up.
-        self.tx.lock().cur = None;
+        self.tx.lock().end();
         {
             let mut sq = self.sq.lock();
             sq.wqes.clear();

@@ -52,50 +52,86 @@ pub(super) enum Finish {
     Rtr,
 }
 
-/// Where a message's payload comes from. Owned, as the message outlives the
-/// transmit work that started it: the regions stay referenced (and their pages
-/// pinned) until the message is sent or abandoned.
+/// Where a message's payload comes from.
+#[derive(Clone, Copy)]
 pub(super) enum Source {
     /// No payload.
     None,
     /// The inline bytes of this send-queue slot.
     Inline(usize),
-    /// The first `n` elements, in order.
-    Sges { sges: [Sge; limits::MAX_SGE], n: usize },
+    /// The first `n` elements of the transmit state's [`Payload`], in order.
+    Sges(usize),
 }
 
-impl Source {
-    /// Whether a region of the payload lost its STag (deregistered or
-    /// invalidated) since the message started.
-    fn revoked(&self) -> bool {
-        match self {
-            Source::Sges { sges, n } => sges.iter().take(*n).any(|s| s.mr.as_ref().is_some_and(|m| !m.is_valid())),
-            _ => false,
+/// The scatter/gather elements of the message under way. They live in the
+/// transmit state, not in the message, and are reused from message to
+/// message (an array of [`limits::MAX_SGE`] moved with every message cost
+/// more than its sending under emulation). The regions stay referenced (and
+/// their pages pinned) until the message is sent or abandoned:
+/// [`Payload::release`] then drops them.
+pub(super) struct Payload {
+    sges: [Sge; limits::MAX_SGE],
+}
+
+impl Payload {
+    pub(super) fn new() -> Self {
+        Self { sges: Default::default() }
+    }
+
+    /// The elements, for a new message to fill.
+    pub(super) fn slots(&mut self) -> &mut [Sge; limits::MAX_SGE] {
+        &mut self.sges
+    }
+
+    /// Drops the references to the regions of the message that ended.
+    pub(super) fn release(&mut self) {
+        for s in self.sges.iter_mut().filter(|s| s.mr.is_some()) {
+            s.mr = None;
         }
     }
 
+    /// The first `n` elements.
+    fn of(&self, source: Source) -> &[Sge] {
+        match source {
+            Source::Sges(n) => self.sges.get(..n).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// Whether a region of the payload lost its STag (deregistered or
+    /// invalidated) since the message started.
+    fn revoked(&self, source: Source) -> bool {
+        self.of(source).iter().any(|s| s.mr.as_ref().is_some_and(|m| !m.is_valid()))
+    }
+
     /// Calls `f` with the mapped pieces of message bytes `[at, at + len)`.
-    fn read_pieces(&self, at: usize, len: usize, mut f: impl FnMut(&[u8]) -> Result) -> Result {
-        self.walk(at, len, |sge, addr, n| sge.mr.as_ref().ok_or(EINVAL)?.read_pieces(addr, n, &mut f))
+    fn read_pieces(&self, source: Source, at: usize, len: usize, mut f: impl FnMut(&[u8]) -> Result) -> Result {
+        self.walk(source, at, len, |sge, addr, n| sge.mr.as_ref().ok_or(EINVAL)?.read_pieces(addr, n, &mut f))
     }
 
     /// Adds the page slices of message bytes `[at, at + len)` to `list`
     /// (`ENOSPC` when it fills up part way).
-    fn push_pages<'a>(&'a self, at: usize, len: usize, list: &mut SendList<'a>) -> Result {
-        self.walk(at, len, |sge, addr, n| {
+    fn push_pages<'a>(&'a self, source: Source, at: usize, len: usize, list: &mut SendList<'a>) -> Result {
+        self.walk(source, at, len, |sge, addr, n| {
             sge.mr.as_ref().ok_or(EINVAL)?.page_slices(addr, n, |p| list.push_page(p))
         })
     }
 
     /// Calls `f(sge, address, length)` for the pieces of each element that
     /// hold message bytes `[at, at + len)`.
-    fn walk<'a>(&'a self, at: usize, len: usize, mut f: impl FnMut(&'a Sge, u64, usize) -> Result) -> Result {
-        let Source::Sges { sges, n } = self else {
+    fn walk<'a>(
+        &'a self,
+        source: Source,
+        at: usize,
+        len: usize,
+        mut f: impl FnMut(&'a Sge, u64, usize) -> Result,
+    ) -> Result {
+        let Source::Sges(n) = source else {
             return if len == 0 { Ok(()) } else { Err(EINVAL) };
         };
         let end = at.checked_add(len).ok_or(EINVAL)?;
         let (mut pos, mut cur) = (0usize, at);
-        for s in sges.get(..*n).ok_or(EINVAL)? {
+        for s in self.sges.get(..n).ok_or(EINVAL)? {
             let s_end = pos + s.len as usize;
             if cur < s_end && cur < end {
                 let k = (s_end - cur).min(end - cur);
@@ -145,7 +181,7 @@ pub(super) struct Staged {
 }
 
 impl Staged {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             bytes: [0; STAGE_BYTES],
             nbytes: 0,
@@ -158,7 +194,7 @@ impl Staged {
         }
     }
 
-    fn clear(&mut self, more: bool) {
+    pub(super) fn clear(&mut self, more: bool) {
         self.nbytes = 0;
         self.nparts = 0;
         self.total = 0;
@@ -203,7 +239,7 @@ impl Staged {
 
     /// Hands what is left of the FPDU to TCP; returns whether all of it went
     /// (otherwise TCP's send buffer is full: wait for write space).
-    fn push(&mut self, sock: &TcpSocket, source: &Source) -> Result<bool> {
+    fn push(&mut self, sock: &TcpSocket, payload: &Payload, source: Source) -> Result<bool> {
         while self.sent < self.total {
             let mut list = SendList::new();
             let mut skip = self.sent;
@@ -219,7 +255,7 @@ impl Staged {
                         list.push_bytes(b.ok_or(EINVAL)?.get(skip..).unwrap_or(&[]))
                     }
                     Part::Payload { at, len } => {
-                        source.push_pages(at as usize + skip, usize::from(len) - skip, &mut list)
+                        payload.push_pages(source, at as usize + skip, usize::from(len) - skip, &mut list)
                     }
                 };
                 skip = 0;
@@ -254,15 +290,15 @@ impl Staged {
     }
 }
 
-/// A message being sent: its segmentation state, payload source, the FPDU
-/// staged now, and what its end finishes.
+/// A message being sent: its segmentation state, payload source and what
+/// its end finishes. Its FPDU staged now is the transmit state's
+/// [`Staged`], and its regions the transmit state's [`Payload`].
 pub(super) struct Outbound {
     msg: OutboundMessage,
     /// Payload bytes of the whole message.
     len: u32,
     source: Source,
     finish: Finish,
-    staged: Staged,
 }
 
 /// How far [`Outbound::send`] got.
@@ -283,15 +319,19 @@ pub(super) enum Progress {
 }
 
 /// Transmit state that `Outbound` works on: the MPA framer (stream position
-/// for markers) and the largest ULPDU.
+/// for markers), the largest ULPDU, the FPDU staged now and the payload's
+/// regions.
 pub(super) struct Framing<'a> {
     pub(super) framer: &'a mut TxFramer,
     pub(super) max_ulpdu: u16,
+    pub(super) staged: &'a mut Staged,
+    pub(super) payload: &'a Payload,
 }
 
 impl Outbound {
     /// Starts `wr` with payload from `source`, taking the next MSN of its
-    /// queue from `queues`.
+    /// queue from `queues`. The caller clears [`Staged`] (nothing of an
+    /// earlier message may stay staged).
     pub(super) fn new(
         wr: WorkRequest,
         queues: &mut crate::proto::ddp::TxQueues,
@@ -303,7 +343,6 @@ impl Outbound {
             len: wr.payload_len(),
             source,
             finish,
-            staged: Staged::new(),
         }
     }
 
@@ -327,19 +366,19 @@ impl Outbound {
         budget: &mut usize,
     ) -> Result<Progress> {
         loop {
-            if !self.staged.push(sock, &self.source)? {
+            if !fr.staged.push(sock, fr.payload, self.source)? {
                 return Ok(Progress::Blocked);
             }
-            if self.staged.total != 0 {
-                sent(self.staged.payload);
-                self.staged.clear(false);
+            if fr.staged.total != 0 {
+                sent(fr.staged.payload);
+                fr.staged.clear(false);
                 *budget = budget.saturating_sub(1);
             }
             if stop() {
                 return Ok(Progress::Stopped);
             }
             if let Finish::ReadResponse(ir) = self.finish {
-                if self.source.revoked() {
+                if fr.payload.revoked(self.source) {
                     return Ok(Progress::Revoked(ir));
                 }
             }
@@ -363,7 +402,7 @@ impl Outbound {
         let seg_end = seg.payload_offset + u32::from(seg.payload_len);
         let crc_on = fr.framer.crc_on();
         let mut fpdu = fr.framer.fpdu(hdr.get(..hlen).ok_or(EINVAL)?, seg.payload_len).map_err(|_| EINVAL)?;
-        let st = &mut self.staged;
+        let st = &mut *fr.staged;
         st.clear(seg_end < self.len);
         st.payload = usize::from(seg.payload_len);
         loop {
@@ -381,8 +420,9 @@ impl Outbound {
                         }
                     } else {
                         if crc_on {
-                            self.source
-                                .read_pieces(at, n, |piece| fpdu.feed_payload(&crc, piece).map_err(|_| EINVAL))?;
+                            fr.payload.read_pieces(self.source, at, n, |piece| {
+                                fpdu.feed_payload(&crc, piece).map_err(|_| EINVAL)
+                            })?;
                         }
                         st.push_part(Part::Payload { at: u32::try_from(at).map_err(|_| EINVAL)?, len })?;
                     }

@@ -230,8 +230,7 @@ impl Qp {
         sges: &[SrnicSge],
         inline_data: Option<&[u8]>,
     ) -> Result {
-        let life = self.conn.lock().life;
-        if !life.accepts_posts() {
+        if !self.state().accepts_posts() {
             return Err(EINVAL);
         }
         if sges.len() > self.caps.max_send_sge as usize {
@@ -305,7 +304,10 @@ impl Qp {
             // Cannot fail: `slot` was free under the same lock.
             sq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         }
-        if life.is_connected() {
+        // Read after the request is in the queue: a connection established
+        // meanwhile either shows here or (its transmit work taking the queue's
+        // lock after publishing the state) finds the request itself.
+        if self.state().is_connected() {
             self.transmit();
         }
         self.flush_if_failed_meanwhile();
@@ -317,8 +319,15 @@ impl Qp {
     /// disconnect that flushed the queues between the post's state check and
     /// its queueing, which would otherwise leave the request uncompleted.
     fn flush_if_failed_meanwhile(&self) {
+        // A failure that flushed the queues before this post's request was in
+        // them released `conn` (with ERROR) before the flush took the queue's
+        // lock, which the post took after it: `state` shows it. Only then is
+        // `conn` worth taking.
+        if !self.state().is_over() {
+            return;
+        }
         let term = {
-            let c = self.conn.lock();
+            let c = self.conn();
             // In ERROR (a destroyed QP's queues are emptied by its teardown).
             if !c.life.is_over() || c.life.is_destroyed() {
                 return;
@@ -330,7 +339,7 @@ impl Qp {
 
     /// Posts one receive work request.
     pub(crate) fn post_recv(&self, wr: &SrnicPostWr, sges: &[SrnicSge]) -> Result {
-        if !self.conn.lock().life.accepts_posts() {
+        if !self.state().accepts_posts() {
             return Err(EINVAL);
         }
         if sges.len() > self.caps.max_recv_sge as usize {
@@ -403,22 +412,20 @@ impl Qp {
         self.recv_cq.notify(recv_due);
     }
 
-    /// Completes finished send requests from the oldest, in posting order
-    /// (under `sq`: concurrent callers keep it); notifies after.
-    pub(super) fn complete_sends(&self) {
+    /// Completes finished send requests from the oldest, in posting order,
+    /// under `sq`, which the caller holds (concurrent callers keep the order);
+    /// the caller notifies the CQ with what this returns once `sq` is released.
+    pub(super) fn complete_sends_locked(&self, sq: &mut SendQueue) -> Due {
         let mut due = Due::default();
-        {
-            let mut sq = self.sq.lock();
-            while let Some(&w) = sq.wqes.front() {
-                let WqeState::Done(status) = w.state else { break };
-                sq.pop();
-                let wc = send_wc(&w, status, self.handle, w.term);
-                if w.signaled || status != SRNIC_WC_SUCCESS {
-                    due = due.and(self.send_cq.push(wc));
-                }
+        while let Some(&w) = sq.wqes.front() {
+            let WqeState::Done(status) = w.state else { break };
+            sq.pop();
+            let wc = send_wc(&w, status, self.handle, w.term);
+            if w.signaled || status != SRNIC_WC_SUCCESS {
+                due = due.and(self.send_cq.push(wc));
             }
         }
-        self.send_cq.notify(due);
+        due
     }
 }
 

@@ -299,24 +299,25 @@ impl Qp {
                 self.recv_cq.push_notify(wc);
             }
             Completion::ReadDone { cookie, .. } => {
-                {
+                let due = {
                     let mut sq = self.sq.lock();
                     if let Some(w) = sq.wqes.at_mut(cookie as usize) {
                         w.state = WqeState::Done(SRNIC_WC_SUCCESS);
                     }
-                }
-                self.complete_sends();
+                    self.complete_sends_locked(&mut sq)
+                };
+                self.send_cq.notify(due);
                 // An ORD slot is free again.
                 self.kick_tx();
             }
             Completion::ReadRequest { msn, req } => {
-                if self.conn.lock().irq.push(InboundRead { msn, req }).is_err() {
+                if self.conn().irq.push(InboundRead { msn, req }).is_err() {
                     return Err(Failure::detected(TermCode::IrdExceeded));
                 }
                 self.kick_tx();
             }
             Completion::Rtr => {
-                self.conn.lock().await_rtr = false;
+                self.conn().await_rtr = false;
                 self.kick_tx();
             }
             Completion::Terminated(t) => {

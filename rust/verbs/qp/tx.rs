@@ -4,7 +4,7 @@
 //! into FPDUs and sends them without ever waiting for the peer.
 
 use super::*;
-use super::outbound::{Finish, Framing, Outbound, Progress, Source};
+use super::outbound::{Finish, Framing, Outbound, Payload, Progress, Source, Staged};
 use crate::{
     proto::{
         ddp::TxQueues,
@@ -37,6 +37,35 @@ pub(super) struct TxState {
     pub(super) active: bool,
     /// The message under way, if TCP has not taken all of it yet.
     pub(super) cur: Option<Outbound>,
+    /// Its FPDU staged now, and the regions its payload comes from.
+    pub(super) staged: Staged,
+    pub(super) payload: Payload,
+}
+
+impl TxState {
+    pub(super) fn new() -> Self {
+        Self {
+            framer: TxFramer::new(false, false),
+            queues: TxQueues::new(),
+            max_ulpdu: 0,
+            active: false,
+            cur: None,
+            staged: Staged::new(),
+            payload: Payload::new(),
+        }
+    }
+
+    /// Makes `m` the message under way (`payload` holds its regions).
+    fn begin(&mut self, m: Outbound) {
+        self.staged.clear(false);
+        self.cur = Some(m);
+    }
+
+    /// The message under way is sent or given up: its regions are released.
+    pub(super) fn end(&mut self) {
+        self.cur = None;
+        self.payload.release();
+    }
 }
 
 impl Qp {
@@ -54,7 +83,7 @@ impl Qp {
             Some(s) if tx.active => s,
             // Closed: a message under way is given up (its regions released).
             _ => {
-                tx.cur = None;
+                tx.end();
                 return;
             }
         };
@@ -69,16 +98,16 @@ impl Qp {
                 match self.send_current(&mut tx, &sock, &mut budget) {
                     Ok(Progress::Blocked) => return,
                     Ok(Progress::Yield) => continue,
-                    Ok(Progress::Stopped) => tx.cur = None,
+                    Ok(Progress::Stopped) => tx.end(),
                     Ok(Progress::Revoked(ir)) => {
-                        tx.cur = None;
+                        tx.end();
                         drop(tx);
                         let t = read_source_terminate(ir.msn, ir.req, StagError::InvalidStag);
                         self.fail(Failure::Detected(t));
                         return;
                     }
                     Ok(Progress::Sent(f)) => {
-                        tx.cur = None;
+                        tx.end();
                         match f {
                             Finish::Complete(slot) => self.finish_send(slot, SRNIC_WC_SUCCESS),
                             Finish::Terminate => {
@@ -92,22 +121,29 @@ impl Qp {
                         }
                     }
                     Err(e) => {
-                        tx.cur = None;
+                        tx.end();
                         drop(tx);
                         return self.tx_failed(&sock, e);
                     }
                 }
                 continue;
             }
-            // Nothing under way: what is next?
-            let (life, term, await_rtr, rtr) = {
-                let mut c = self.conn.lock();
-                (c.life, c.term_to_send.take(), c.await_rtr, c.send_rtr.take())
+            // Nothing under way: what is next? One look at `conn`, which also
+            // takes the oldest inbound Read Request when nothing comes before it.
+            let (life, term, await_rtr, rtr, inbound) = {
+                let mut c = self.conn();
+                let (life, term, await_rtr, rtr) = (c.life, c.term_to_send.take(), c.await_rtr, c.send_rtr.take());
+                let clear = term.is_none()
+                    && life.is_connected()
+                    && rtr.is_none()
+                    && !await_rtr
+                    && !self.hold.on.load(Ordering::Acquire);
+                (life, term, await_rtr, rtr, if clear { c.irq.pop_value() } else { None })
             };
             // A TERMINATE to send ends the connection.
             if let Some(t) = term {
                 let m = Outbound::new(WorkRequest::Terminate(t), &mut tx.queues, Source::None, Finish::Terminate);
-                tx.cur = Some(m);
+                tx.begin(m);
                 continue;
             }
             if life.is_over() {
@@ -133,7 +169,7 @@ impl Qp {
                     RtrMode::Write => WorkRequest::Write { stag: 1, to: 0, len: 0 },
                 };
                 let m = Outbound::new(wr, &mut tx.queues, Source::None, Finish::Rtr);
-                tx.cur = Some(m);
+                tx.begin(m);
                 continue;
             }
             if await_rtr || self.hold.on.load(Ordering::Acquire) {
@@ -143,15 +179,14 @@ impl Qp {
             // is free from here on, before the response's first byte is sent:
             // the peer may send its next Read Request as soon as it has this
             // response, possibly before this work is back from sending it.
-            let inbound = self.conn.lock().irq.pop_value();
             if inbound.is_some() {
                 self.rx.lock().engine.read_response_started();
             }
             if let Some(ir) = inbound {
-                match self.read_response(ir) {
+                match self.read_response(ir, &mut tx.payload) {
                     Ok((wr, source)) => {
                         let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse(ir));
-                        tx.cur = Some(m);
+                        tx.begin(m);
                         continue;
                     }
                     Err(t) => {
@@ -169,9 +204,9 @@ impl Qp {
 
     /// Sends as much of the message under way as TCP takes.
     fn send_current(&self, tx: &mut TxState, sock: &TcpSocket, budget: &mut usize) -> Result<Progress> {
-        let TxState { framer, max_ulpdu, cur, .. } = tx;
+        let TxState { framer, max_ulpdu, cur, staged, payload, .. } = tx;
         let Some(m) = cur.as_mut() else { return Ok(Progress::Stopped) };
-        let mut fr = Framing { framer, max_ulpdu: *max_ulpdu };
+        let mut fr = Framing { framer, max_ulpdu: *max_ulpdu, staged, payload };
         let finish = m.finish();
         let max_inline = self.caps.max_inline as usize;
         let inline = |slot: usize, at: usize, dst: &mut [u8]| -> Result {
@@ -182,10 +217,8 @@ impl Qp {
         };
         // Between FPDUs, a message gives way to a TERMINATE or a closing
         // connection (its work request is flushed); the TERMINATE itself does not.
-        let stop = || {
-            let c = self.conn.lock();
-            !matches!(finish, Finish::Terminate) && (c.term_to_send.is_some() || c.life.is_over())
-        };
+        // (A TERMINATE to send comes with ERROR: `state` tells without `conn`.)
+        let stop = || !matches!(finish, Finish::Terminate) && self.state().is_over();
         let sent = |payload: usize| {
             stats::TX_BYTES.fetch_add(payload as u64, Ordering::Relaxed);
             stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);
@@ -204,8 +237,8 @@ impl Qp {
     /// Starts the next posted send request; `false` when there is none (or
     /// it must wait: ORD full or a fence).
     fn start_next(self: &Arc<Self>, tx: &mut TxState) -> bool {
-        let (slot, wqe, sges) = {
-            let sq = self.sq.lock();
+        let (slot, wqe, (sink_stag, sink_to)) = {
+            let mut sq = self.sq.lock();
             let (Some(slot), Some(&w)) = (sq.wqes.slot(sq.sent), sq.wqes.get(sq.sent)) else {
                 return false;
             };
@@ -213,22 +246,27 @@ impl Qp {
             if w.fence && (0..sq.sent).any(|k| sq.wqes.get(k).is_some_and(|e| e.state == WqeState::Reading)) {
                 return false;
             }
-            let mut sges: [Sge; limits::MAX_SGE] = Default::default();
-            for (i, s) in sq.sges.of(slot)[..w.nsge].iter().enumerate() {
-                sges[i] = s.clone();
-            }
-            (slot, w, sges)
+            let sges = sq.sges.of(slot).get(..w.nsge).unwrap_or(&[]);
+            let sink = if w.opcode as u32 == SRNIC_WR_RDMA_READ {
+                // At most one sink SGE (post_send collapsed contiguous ones);
+                // none for a zero-length Read. The Read is sent once the ORD
+                // has room for it (below).
+                sges.first().map_or((0, 0), |s| (s.mr.as_ref().map_or(0, |m| m.stag), s.addr))
+            } else {
+                // The payload's regions, referenced until the message ends.
+                for (d, s) in tx.payload.slots().iter_mut().zip(sges) {
+                    *d = s.clone();
+                }
+                sq.mark_sent(slot);
+                (0, 0)
+            };
+            (slot, w, sink)
         };
-        let n = wqe.nsge;
         let (wr, source, finish) = match wqe.opcode as u32 {
             SRNIC_WR_RDMA_READ => {
-                // At most one sink SGE (post_send collapsed contiguous ones); none
-                // for a zero-length Read.
-                let sink = sges.first().cloned().unwrap_or_default();
-                let sink_stag = sink.mr.as_ref().map(|m| m.stag).unwrap_or(0);
                 let entry = OrqEntry {
                     sink_stag,
-                    sink_to: sink.addr,
+                    sink_to,
                     len: wqe.len,
                     cookie: slot as u64,
                 };
@@ -240,13 +278,17 @@ impl Qp {
                         return true;
                     }
                 }
-                if let Some(w) = self.sq.lock().wqes.at_mut(slot) {
-                    w.state = WqeState::Reading;
+                {
+                    let mut sq = self.sq.lock();
+                    if let Some(w) = sq.wqes.at_mut(slot) {
+                        w.state = WqeState::Reading;
+                    }
+                    sq.mark_sent(slot);
                 }
                 (
                     WorkRequest::ReadRequest(ReadRequest {
                         sink_stag,
-                        sink_to: sink.addr,
+                        sink_to,
                         read_size: wqe.len,
                         src_stag: wqe.rkey,
                         src_to: wqe.remote_addr,
@@ -257,7 +299,7 @@ impl Qp {
             }
             SRNIC_WR_RDMA_WRITE => (
                 WorkRequest::Write { stag: wqe.rkey, to: wqe.remote_addr, len: wqe.len },
-                Source::Sges { sges, n },
+                Source::Sges(wqe.nsge),
                 Finish::Complete(slot),
             ),
             op => {
@@ -269,32 +311,32 @@ impl Qp {
                 };
                 (
                     WorkRequest::Send { op: sop, inval_stag: wqe.inv_stag, len: wqe.len },
-                    Source::Sges { sges, n },
+                    Source::Sges(wqe.nsge),
                     Finish::Complete(slot),
                 )
             }
         };
         let source = if wqe.inline { Source::Inline(slot) } else { source };
-        self.sq.lock().mark_sent(slot);
         let m = Outbound::new(wr, &mut tx.queues, source, finish);
-        tx.cur = Some(m);
+        tx.begin(m);
         true
     }
 
     pub(super) fn finish_send(&self, slot: usize, status: u32) {
-        {
+        let due = {
             let mut sq = self.sq.lock();
             if let Some(w) = sq.wqes.at_mut(slot) {
                 w.state = WqeState::Done(status);
             }
             sq.mark_sent(slot);
-        }
-        self.complete_sends();
+            self.complete_sends_locked(&mut sq)
+        };
+        self.send_cq.notify(due);
     }
 
     /// The Read Response that answers an inbound Read Request from the local
-    /// source region, or the TERMINATE that refuses it.
-    fn read_response(&self, ir: InboundRead) -> Result<(WorkRequest, Source), Terminate> {
+    /// source region (put into `payload`), or the TERMINATE that refuses it.
+    fn read_response(&self, ir: InboundRead, payload: &mut Payload) -> Result<(WorkRequest, Source), Terminate> {
         let req = ir.req;
         let source = if req.read_size == 0 {
             Source::None
@@ -305,9 +347,8 @@ impl Qp {
             });
             match mr {
                 Ok(mr) => {
-                    let mut sges: [Sge; limits::MAX_SGE] = Default::default();
-                    sges[0] = Sge { mr: Some(mr), addr: req.src_to, len: req.read_size };
-                    Source::Sges { sges, n: 1 }
+                    payload.slots()[0] = Sge { mr: Some(mr), addr: req.src_to, len: req.read_size };
+                    Source::Sges(1)
                 }
                 Err(e) => return Err(read_source_terminate(ir.msn, req, e)),
             }
