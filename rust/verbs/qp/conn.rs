@@ -13,11 +13,11 @@ use crate::{
         ring::Ring,
     },
     sys::{
-        sync::SpinLockBhBackend,
         errno::{econnaborted, econnreset, enetdown, etimedout},
         ratelimit::net_ratelimit,
         param,
         socket::{Attached, Locked, SocketEvent, SocketEvents, TcpSocket, AF_INET6},
+        sync::SpinLockBhBackend,
         trace::{self, Cm},
     },
     uapi::*,
