@@ -28,6 +28,23 @@ use kernel::{
     sync::Arc,
 };
 
+/// What the transmit run does when no message is under way.
+enum Next {
+    /// Send this TERMINATE (then close).
+    Terminate(Terminate),
+    /// The connection is over: close the socket.
+    Close,
+    /// Nothing may be sent yet (not connected, the RTR or a responder's
+    /// hold outstanding): the event that ends the wait queues the work.
+    Wait,
+    /// Send the RTR message of peer-to-peer start-up.
+    Rtr(RtrMode),
+    /// Answer this inbound Read Request.
+    ReadResponse(InboundRead),
+    /// Start the next posted send request, if any.
+    SendQueue,
+}
+
 /// Transmit state.
 pub(super) struct TxState {
     pub(super) framer: TxFramer,
@@ -128,73 +145,73 @@ impl Qp {
                 }
                 continue;
             }
-            // Nothing under way: what is next? One look at `conn`, which also
-            // takes the oldest inbound Read Request when nothing comes before it.
-            let (life, term, await_rtr, rtr, inbound) = {
+            // Nothing under way: what is next? Decided in one look at `conn`,
+            // which also takes the oldest inbound Read Request when nothing
+            // comes before it.
+            let next = {
                 let mut c = self.conn();
-                let (life, term, await_rtr, rtr) = (c.life, c.term_to_send.take(), c.await_rtr, c.send_rtr.take());
-                let clear = term.is_none()
-                    && life.is_connected()
-                    && rtr.is_none()
-                    && !await_rtr
-                    && !self.hold.on.load(Ordering::Acquire);
-                (life, term, await_rtr, rtr, if clear { c.irq.pop_value() } else { None })
+                let (term, rtr) = (c.term_to_send.take(), c.send_rtr.take());
+                match (term, rtr) {
+                    // A TERMINATE to send ends the connection.
+                    (Some(t), _) => Next::Terminate(t),
+                    _ if c.life.is_over() => Next::Close,
+                    _ if !c.life.is_connected() => Next::Wait,
+                    (None, Some(mode)) => Next::Rtr(mode),
+                    _ if c.await_rtr || self.hold.on.load(Ordering::Acquire) => Next::Wait,
+                    // Read Responses first: the peer is waiting for them.
+                    _ => c.irq.pop_value().map_or(Next::SendQueue, Next::ReadResponse),
+                }
             };
-            // A TERMINATE to send ends the connection.
-            if let Some(t) = term {
-                let m = Outbound::new(WorkRequest::Terminate(t), &mut tx.queues, Source::None, Finish::Terminate);
-                tx.begin(m);
-                continue;
-            }
-            if life.is_over() {
-                tx.active = false;
-                drop(tx);
-                self.close_socket(false);
-                self.report_pending();
-                return;
-            }
-            if !life.is_connected() {
-                return;
-            }
-            if let Some(mode) = rtr {
-                let wr = match mode {
-                    RtrMode::Read => WorkRequest::ReadRequest(ReadRequest {
-                        sink_stag: 0,
-                        sink_to: 0,
-                        read_size: 0,
-                        src_stag: 0,
-                        src_to: 0,
-                    }),
-                    RtrMode::Send => WorkRequest::Send { op: SendOp::Send, inval_stag: 0, len: 0 },
-                    RtrMode::Write => WorkRequest::Write { stag: 1, to: 0, len: 0 },
-                };
-                let m = Outbound::new(wr, &mut tx.queues, Source::None, Finish::Rtr);
-                tx.begin(m);
-                continue;
-            }
-            if await_rtr || self.hold.on.load(Ordering::Acquire) {
-                return;
-            }
-            // Read Responses first: the peer is waiting for them. The IRD slot
-            // is free from here on, before the response's first byte is sent:
-            // the peer may send its next Read Request as soon as it has this
-            // response, possibly before this work is back from sending it.
-            if inbound.is_some() {
-                self.rx.lock().engine.read_response_started();
-            }
-            if let Some(ir) = inbound {
-                match self.read_response(ir, &mut tx.payload) {
-                    Ok((wr, source)) => {
-                        let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse(ir));
-                        tx.begin(m);
-                        continue;
-                    }
-                    Err(t) => {
-                        drop(tx);
-                        self.fail(Failure::Detected(t));
-                        return;
+            match next {
+                Next::Terminate(t) => {
+                    let m = Outbound::new(WorkRequest::Terminate(t), &mut tx.queues, Source::None, Finish::Terminate);
+                    tx.begin(m);
+                    continue;
+                }
+                Next::Close => {
+                    tx.active = false;
+                    drop(tx);
+                    self.close_socket(false);
+                    self.report_pending();
+                    return;
+                }
+                Next::Wait => return,
+                Next::Rtr(mode) => {
+                    let wr = match mode {
+                        RtrMode::Read => WorkRequest::ReadRequest(ReadRequest {
+                            sink_stag: 0,
+                            sink_to: 0,
+                            read_size: 0,
+                            src_stag: 0,
+                            src_to: 0,
+                        }),
+                        RtrMode::Send => WorkRequest::Send { op: SendOp::Send, inval_stag: 0, len: 0 },
+                        RtrMode::Write => WorkRequest::Write { stag: 1, to: 0, len: 0 },
+                    };
+                    let m = Outbound::new(wr, &mut tx.queues, Source::None, Finish::Rtr);
+                    tx.begin(m);
+                    continue;
+                }
+                // The IRD slot is free from here on, before the response's
+                // first byte is sent: the peer may send its next Read Request
+                // as soon as it has this response, possibly before this work
+                // is back from sending it.
+                Next::ReadResponse(ir) => {
+                    self.rx.lock().engine.read_response_started();
+                    match self.read_response(ir, &mut tx.payload) {
+                        Ok((wr, source)) => {
+                            let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse(ir));
+                            tx.begin(m);
+                            continue;
+                        }
+                        Err(t) => {
+                            drop(tx);
+                            self.fail(Failure::Detected(t));
+                            return;
+                        }
                     }
                 }
+                Next::SendQueue => {}
             }
             if !self.start_next(&mut tx) {
                 return;
