@@ -13,19 +13,23 @@
 //! decides where the data goes, the receiver grants blocks of data packets with CTS,
 //! acknowledges the whole message with MSGEND (or refuses it with MSGDROP) and the
 //! sender's GCH lets it forget the message. Recovery is sender driven: on a timeout the
-//! sender restarts the message.
+//! sender restarts the message; srnic adds the receiver-driven recovery the paper
+//! proposes (section 4), negotiated per message: a NAK on a sequence gap, or a
+//! selective NAK that lists the missing packets ([`Recovery`]).
 //!
 //! - [`wire`]: the 44-byte header, zero-copy [`wire::Packet`] view and [`wire::Repr`].
 //! - [`flow`]: the CTS grant rule (paper, Figure 8).
+//! - [`mask`]: the packet set of one block that selective recovery keeps.
 //! - [`engine`]: the sans-IO per-node protocol engine ([`engine::Engine`]).
 
 pub mod engine;
 pub mod flow;
+pub mod mask;
 pub mod wire;
 
 pub use engine::{
     AbortError, Arrival, Completion, Config, ConfigError, Counters, Decision, Engine, PayloadRef,
-    PeerState, Placement, RecvSlot, RecvStatus, RestartPolicy, Retry, RxDrop, SendError,
+    PeerState, Placement, Recovery, RecvSlot, RecvStatus, RestartPolicy, Retry, RxDrop, SendError,
     SendHandle, SendSlot, SendStatus, Transmit, Upcall,
 };
-pub use wire::{Packet, PacketType, ParseError, Repr, HEADER_LEN};
+pub use wire::{caps, Packet, PacketType, ParseError, Repr, HEADER_LEN, SNAK_SPAN};

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use srnic_proto::rmpp::{
-    Arrival, Completion, Config, Decision, Engine, Packet, PacketType, PeerState, Placement,
-    RecvSlot, RecvStatus, Repr, RestartPolicy, Retry, RxDrop, SendError, SendSlot, SendStatus,
-    HEADER_LEN,
+    caps, Arrival, Completion, Config, ConfigError, Decision, Engine, Packet, PacketType,
+    PeerState, Placement, Recovery, RecvSlot, RecvStatus, Repr, RestartPolicy, Retry, RxDrop,
+    SendError, SendSlot, SendStatus, HEADER_LEN,
 };
 
 type Eng = Engine<Vec<SendSlot>, Vec<RecvSlot>, Vec<PeerState>>;
@@ -834,4 +834,246 @@ fn pump_until_msgend_lost(a: &mut Eng, b: &mut Eng, sink: &mut Sink, msgs: &Hash
         }
     }
     panic!("no MSGEND");
+}
+
+// Receiver-driven recovery (NAK and selective NAK).
+
+fn eng_rec(nid: u32, recovery: Recovery) -> Eng {
+    let mut c = cfg(nid);
+    c.recovery = recovery;
+    eng_with(c, 2, 2)
+}
+
+/// Starts a 1000-byte message (RTS and nine data packets, grants of four) from
+/// `a` to `b` and returns the first granted block, packets 1 to 4.
+fn first_block(
+    a: &mut Eng,
+    b: &mut Eng,
+    sink: &mut Sink,
+    msgs: &HashMap<u64, Vec<u8>>,
+) -> Vec<Vec<u8>> {
+    a.send(0, B, 1000, 0, 1).unwrap();
+    let rts = out(a, 0, msgs);
+    assert_eq!(repr(&rts[0]).info1, a.config().recovery.caps());
+    sink.feed(b, 0, &rts);
+    let cts = out(b, 0, msgs);
+    assert_eq!(types(&cts), [PacketType::Cts]);
+    a.receive(0, &cts[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    let block = out(a, 0, msgs);
+    assert_eq!(
+        block.iter().map(|f| repr(f).seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    block
+}
+
+fn to_sender(a: &mut Eng, frames: &[Vec<u8>]) -> Vec<Result<(), RxDrop>> {
+    frames
+        .iter()
+        .map(|f| {
+            a.receive(0, f, &mut |_: &Arrival<'_>| Decision::Drop)
+                .map(|_| ())
+        })
+        .collect()
+}
+
+fn finish(a: &mut Eng, b: &mut Eng, sink: &mut Sink, msgs: &HashMap<u64, Vec<u8>>) {
+    pump(a, b, sink, 0, msgs);
+    assert_eq!(sink.bufs[&1], msgs[&1]);
+    assert_eq!(
+        send_status(&completions(a)),
+        [SendStatus::Delivered { accepted: 1000 }]
+    );
+    assert_eq!(a.counters().retransmits, 0, "no timeout was needed");
+    assert_eq!(b.outstanding(), 0);
+}
+
+#[test]
+fn nak_goes_back_to_the_lost_packet() {
+    let (mut a, mut b, mut sink) = (
+        eng_rec(A, Recovery::Nak),
+        eng_rec(B, Recovery::Nak),
+        Sink::default(),
+    );
+    let msgs = HashMap::from([(1, data(1000, 11))]);
+    let block = first_block(&mut a, &mut b, &mut sink, &msgs);
+    // Packet 2 is lost: 3 and 4 are dropped, and one NAK asks for 2.
+    let res = sink.feed(
+        &mut b,
+        0,
+        &[block[0].clone(), block[2].clone(), block[3].clone()],
+    );
+    assert_eq!(res, [Ok(true), Err(RxDrop::Stale), Err(RxDrop::Stale)]);
+    let nak = out(&mut b, 0, &msgs);
+    assert_eq!(types(&nak), [PacketType::Nak]);
+    assert_eq!(repr(&nak[0]).seq, 2);
+    assert_eq!(to_sender(&mut a, &nak), [Ok(())]);
+    // The sender goes back: 2, 3 and 4 again, at once.
+    let again = out(&mut a, 0, &msgs);
+    assert_eq!(
+        again.iter().map(|f| repr(f).seq).collect::<Vec<_>>(),
+        [2, 3, 4]
+    );
+    // 2 is lost again: the next pass's 3 is a lower number than the last one
+    // dropped (4), so the receiver asks again.
+    sink.feed(&mut b, 0, &again[1..2]);
+    let nak = out(&mut b, 0, &msgs);
+    assert_eq!(types(&nak), [PacketType::Nak]);
+    to_sender(&mut a, &nak);
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    finish(&mut a, &mut b, &mut sink, &msgs);
+    assert_eq!((b.counters().naks_sent, a.counters().naks_received), (2, 2));
+    assert_eq!(a.counters().resent_pkts, 6); // 2, 3 and 4, twice
+}
+
+#[test]
+fn selective_nak_resends_only_what_is_missing() {
+    let rec = Recovery::SelectiveNak;
+    let (mut a, mut b, mut sink) = (eng_rec(A, rec), eng_rec(B, rec), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 12))]);
+    let block = first_block(&mut a, &mut b, &mut sink, &msgs);
+    // 1 and 3 are lost; 2 and 4 are kept (placed) and one NAK lists 1 and 3.
+    let res = sink.feed(&mut b, 0, &[block[1].clone(), block[3].clone()]);
+    assert_eq!(res, [Ok(true), Ok(true)]);
+    assert_eq!(
+        sink.feed(&mut b, 0, &block[1..2]),
+        [Err(RxDrop::Stale)],
+        "duplicate"
+    );
+    let nak = out(&mut b, 0, &msgs);
+    assert_eq!(types(&nak), [PacketType::SelectiveNak]);
+    let r = repr(&nak[0]);
+    assert_eq!((r.seq, r.tag, r.info1), (1, 0b101, 2));
+    assert_eq!(to_sender(&mut a, &nak), [Ok(())]);
+    let again = out(&mut a, 0, &msgs);
+    assert_eq!(
+        again.iter().map(|f| repr(f).seq).collect::<Vec<_>>(),
+        [1, 3]
+    );
+    sink.feed(&mut b, 0, &again);
+    // The block is complete: the next grant comes without a timeout.
+    let cts = out(&mut b, 0, &msgs);
+    assert_eq!(types(&cts), [PacketType::Cts]);
+    assert_eq!(repr(&cts[0]).seq, 5);
+    to_sender(&mut a, &cts);
+    finish(&mut a, &mut b, &mut sink, &msgs);
+    assert_eq!((b.counters().naks_sent, a.counters().naks_received), (1, 1));
+    assert_eq!(
+        (a.counters().resent_pkts, a.counters().resent_bytes),
+        (2, 200)
+    );
+}
+
+#[test]
+fn selective_nak_asks_again_for_a_packet_lost_twice() {
+    let rec = Recovery::SelectiveNak;
+    let (mut a, mut b, mut sink) = (eng_rec(A, rec), eng_rec(B, rec), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 13))]);
+    let block = first_block(&mut a, &mut b, &mut sink, &msgs);
+    sink.feed(&mut b, 0, &block[2..]);
+    let nak = out(&mut b, 0, &msgs);
+    let r = repr(&nak[0]);
+    assert_eq!((r.seq, r.tag), (1, 0b11));
+    // Nothing new is missing: no second NAK for the same packets.
+    sink.feed(&mut b, 0, &block[2..3]);
+    assert!(out(&mut b, 0, &msgs).is_empty());
+    to_sender(&mut a, &nak);
+    let again = out(&mut a, 0, &msgs);
+    assert_eq!(
+        again.iter().map(|f| repr(f).seq).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    // 1 is lost again; 2, asked for after it, shows that.
+    sink.feed(&mut b, 0, &again[1..]);
+    let nak = out(&mut b, 0, &msgs);
+    let r = repr(&nak[0]);
+    assert_eq!((r.ptype, r.seq, r.tag), (PacketType::SelectiveNak, 1, 1));
+    to_sender(&mut a, &nak);
+    sink.feed(&mut b, 0, &out(&mut a, 0, &msgs));
+    finish(&mut a, &mut b, &mut sink, &msgs);
+    assert_eq!(b.counters().naks_sent, 2);
+}
+
+#[test]
+fn naks_only_where_both_sides_offer_them() {
+    use Recovery::*;
+    assert_eq!(SelectiveNak.negotiate(SelectiveNak.caps()), SelectiveNak);
+    assert_eq!(SelectiveNak.negotiate(caps::NAK), Nak);
+    assert_eq!(Nak.negotiate(SelectiveNak.caps()), Nak);
+    assert_eq!(SelectiveNak.negotiate(0), Timeout);
+    assert_eq!(Timeout.negotiate(u32::MAX), Timeout);
+    assert_eq!(SelectiveNak.negotiate(1 << 7), Timeout, "unknown bits");
+    for (sender, receiver) in [
+        (SelectiveNak, Timeout),
+        (Timeout, SelectiveNak),
+        (Timeout, Nak),
+    ] {
+        let (mut a, mut b, mut sink) = (eng_rec(A, sender), eng_rec(B, receiver), Sink::default());
+        let msgs = HashMap::from([(1, data(1000, 14))]);
+        let block = first_block(&mut a, &mut b, &mut sink, &msgs);
+        let res = sink.feed(&mut b, 0, &[block[0].clone(), block[2].clone()]);
+        assert_eq!(
+            res,
+            [Ok(true), Err(RxDrop::Stale)],
+            "{sender:?} -> {receiver:?}"
+        );
+        assert!(
+            out(&mut b, 0, &msgs).is_empty(),
+            "no NAK: {sender:?} -> {receiver:?}"
+        );
+        // The paper's recovery: the sender's timeout.
+        a.handle_timeout(RTO);
+        assert_eq!(a.counters().retransmits, 1);
+        pump(&mut a, &mut b, &mut sink, RTO, &msgs);
+        assert_eq!(sink.bufs[&1], msgs[&1]);
+        assert_eq!(b.counters().naks_sent, 0);
+    }
+}
+
+#[test]
+fn stale_and_bogus_naks_are_dropped() {
+    let rec = Recovery::SelectiveNak;
+    let (mut a, mut b, mut sink) = (eng_rec(A, rec), eng_rec(B, rec), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 15))]);
+    let block = first_block(&mut a, &mut b, &mut sink, &msgs);
+    sink.feed(&mut b, 0, &block[1..2]);
+    let nak = out(&mut b, 0, &msgs);
+    let edit = |f: &dyn Fn(&mut Repr)| {
+        let mut r = repr(&nak[0]);
+        f(&mut r);
+        let mut v = vec![0u8; HEADER_LEN];
+        r.emit(&mut Packet::new_unchecked(&mut v[..]));
+        v
+    };
+    let bad = [
+        (edit(&|r| r.info2 = 5), RxDrop::Stale), // another attempt
+        (edit(&|r| r.seq = 7), RxDrop::Stale),   // not sent yet
+        (edit(&|r| r.tag = 0b10), RxDrop::Malformed), // does not name seq
+        (edit(&|r| r.msg_id ^= 1), RxDrop::UnknownMessage), // no GCH for it either
+    ];
+    for (f, want) in &bad {
+        assert_eq!(to_sender(&mut a, std::slice::from_ref(f)), [Err(*want)]);
+    }
+    assert!(out(&mut a, 0, &msgs).is_empty(), "nothing resent, no GCH");
+    assert_eq!(a.counters().naks_received, 0);
+    // A NAK while the message waits for its first CTS is unexpected.
+    let mut c = eng_rec(A, rec);
+    c.send(0, B, 1000, 0, 1).unwrap();
+    out(&mut c, 0, &msgs);
+    let go_back = edit(&|r| r.ptype = PacketType::Nak);
+    assert_eq!(to_sender(&mut c, &[go_back]), [Err(RxDrop::Unexpected)]);
+}
+
+#[test]
+fn selective_nak_needs_a_block_mask_wide_enough() {
+    let mut c = cfg(A);
+    c.recovery = Recovery::SelectiveNak;
+    c.max_data_pkts = 257;
+    assert_eq!(c.validate(), Err(ConfigError::GrantTooWide));
+    c.max_data_pkts = 256;
+    assert_eq!(c.validate(), Ok(()));
+    c.recovery = Recovery::Nak;
+    c.max_data_pkts = 1000;
+    assert_eq!(c.validate(), Ok(()));
 }

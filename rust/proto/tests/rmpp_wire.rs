@@ -3,7 +3,9 @@
 //! a property test on the parser.
 
 use proptest::prelude::*;
-use srnic_proto::rmpp::wire::{Packet, PacketType, ParseError, Repr, HEADER_LEN, VERSION};
+use srnic_proto::rmpp::wire::{
+    caps, Packet, PacketType, ParseError, Repr, HEADER_LEN, SNAK_SPAN, VERSION,
+};
 
 fn hex(s: &str) -> Vec<u8> {
     let digits: Vec<u8> = s.bytes().filter(|b| b.is_ascii_hexdigit()).collect();
@@ -134,14 +136,61 @@ fn control_vectors() {
 }
 
 #[test]
+fn rts_with_recovery_caps_vector() {
+    // An RTS that offers both NAK kinds: info1 = NAK | SELECTIVE_NAK.
+    check(
+        "01 01 0001 00000002 00000007 0000abcd 00000003 00001000 00000000 00000003 00000000
+         0000000000000009 2a",
+        Repr {
+            payload_len: 1,
+            info1: caps::NAK | caps::SELECTIVE_NAK,
+            tag: 9,
+            ..base(PacketType::Rts)
+        },
+        &[0x2a],
+    );
+}
+
+#[test]
+fn nak_vectors() {
+    // Go back to packet 5 of attempt 2.
+    check(
+        "01 0b 0000 00000002 00000007 0000abcd 00000003 00001000 00000005 00000000 00000002
+         0000000000000000",
+        Repr {
+            seq: 5,
+            info2: 2,
+            ..base(PacketType::Nak)
+        },
+        &[],
+    );
+    // Send again packets 5, 6 and 9 (mask bits 0, 1 and 4; info1 counts them).
+    check(
+        "01 0c 0000 00000002 00000007 0000abcd 00000003 00001000 00000005 00000003 00000002
+         0000000000000013",
+        Repr {
+            seq: 5,
+            info1: 3,
+            info2: 2,
+            tag: 0x13,
+            ..base(PacketType::SelectiveNak)
+        },
+        &[],
+    );
+    assert!(PacketType::Nak.is_reply() && PacketType::SelectiveNak.is_reply());
+    assert!(!PacketType::Nak.carries_data() && !PacketType::SelectiveNak.carries_data());
+    assert_eq!(SNAK_SPAN, 64);
+}
+
+#[test]
 fn type_codes_round_trip() {
     for code in 0..=255u8 {
         match PacketType::from_code(code) {
             Some(t) => {
-                assert!((1..=10).contains(&code));
+                assert!((1..=12).contains(&code));
                 assert_eq!(t.code(), code);
             }
-            None => assert!(code == 0 || code > 10),
+            None => assert!(code == 0 || code > 12),
         }
     }
 }
@@ -180,7 +229,7 @@ fn errors() {
         Repr::parse(&Packet::new_unchecked(&bad[..])),
         Err(ParseError::BadVersion(2))
     );
-    for code in [0u8, 11, 0xff] {
+    for code in [0u8, 13, 0xff] {
         let mut bad = good.clone();
         bad[1] = code;
         assert_eq!(
@@ -198,7 +247,7 @@ fn errors() {
 }
 
 fn any_type() -> impl Strategy<Value = PacketType> {
-    (1u8..=10).prop_map(|c| PacketType::from_code(c).unwrap())
+    (1u8..=12).prop_map(|c| PacketType::from_code(c).unwrap())
 }
 
 proptest! {

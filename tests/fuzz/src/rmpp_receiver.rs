@@ -20,8 +20,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use srnic_proto::rmpp::{
-    Arrival, Completion, Config, Decision, Engine, Packet, PeerState, RecvSlot, RecvStatus, Repr,
-    RestartPolicy, SendHandle, SendSlot, SendStatus, HEADER_LEN,
+    Arrival, Completion, Config, Decision, Engine, Packet, PeerState, Recovery, RecvSlot,
+    RecvStatus, Repr, RestartPolicy, SendHandle, SendSlot, SendStatus, HEADER_LEN,
 };
 
 use super::util::{pattern, Input};
@@ -77,6 +77,12 @@ fn config(inp: &mut Input<'_>, nid: u32) -> Config {
         RestartPolicy::FromLastGrant
     } else {
         RestartPolicy::FromStart
+    };
+    // Bits 1-2: the receiver-driven recovery (3: selective as well).
+    c.recovery = match (b >> 1) & 3 {
+        0 => Recovery::Timeout,
+        1 => Recovery::Nak,
+        _ => Recovery::SelectiveNak,
     };
     c.first_msg_id = u32::from(b) << 24;
     c

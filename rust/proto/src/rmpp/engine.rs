@@ -35,7 +35,8 @@ mod send;
 pub use self::recv::RecvSlot;
 pub use self::send::SendSlot;
 
-use super::wire::{Packet, PacketType, ParseError, Repr, HEADER_LEN};
+use super::mask::BLOCK_BITS;
+use super::wire::{caps, Packet, PacketType, ParseError, Repr, HEADER_LEN};
 
 /// Entries in the fixed queue of stateless replies (MSGDROP to a NULL, GCH to a
 /// stray MSGEND). When it is full the reply is not sent; the peer's retry recovers.
@@ -52,6 +53,44 @@ pub enum RestartPolicy {
     /// receiver accepts either (it resynchronises on any restart at or below the
     /// sequence number it expects next).
     FromLastGrant,
+}
+
+/// How a receiver helps a sender recover lost data packets, beyond the
+/// sender's own retransmission timeout (which always stays).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// The paper's protocol: only the sender's timeout recovers.
+    Timeout,
+    /// NAK (paper, section 4): a receiver that sees a sequence gap drops the
+    /// packet and asks the sender to go back to the first missing one.
+    Nak,
+    /// Selective NAK (paper, section 4): the receiver keeps packets that arrive
+    /// after a gap and asks for the missing ones only.
+    SelectiveNak,
+}
+
+impl Recovery {
+    /// The RTS `info1` bits a sender with this setting advertises.
+    pub const fn caps(self) -> u32 {
+        match self {
+            Self::Timeout => 0,
+            Self::Nak => caps::NAK,
+            Self::SelectiveNak => caps::NAK | caps::SELECTIVE_NAK,
+        }
+    }
+
+    /// What a receiver with this setting uses for a message whose RTS
+    /// advertised `peer` (unknown bits are ignored): the most both sides have.
+    pub const fn negotiate(self, peer: u32) -> Self {
+        let both = self.caps() & peer;
+        if both & caps::SELECTIVE_NAK != 0 {
+            Self::SelectiveNak
+        } else if both & caps::NAK != 0 {
+            Self::Nak
+        } else {
+            Self::Timeout
+        }
+    }
 }
 
 /// Run-time configuration of one [`Engine`].
@@ -82,11 +121,15 @@ pub struct Config {
     /// First msgID this node uses (use a random value so that a restarted node does
     /// not reuse identifiers its peers still remember).
     pub first_msg_id: u32,
+    /// Receiver-driven recovery this node offers as a sender and uses as a
+    /// receiver, where the peer has it too.
+    pub recovery: Recovery,
 }
 
 impl Config {
     /// Defaults: MTU 1500, MAX_RCV_BUF 1024, NODES 64, MAX_DATA_PKTS 16, 1 ms
-    /// retransmission timeout, 16 retries, 10 minute reclaim, paper restart policy.
+    /// retransmission timeout, 16 retries, 10 minute reclaim, paper restart policy,
+    /// the paper's timeout-only recovery.
     pub const fn new(local_nid: u32) -> Self {
         Config {
             local_nid,
@@ -99,6 +142,7 @@ impl Config {
             reclaim_timeout: 600_000_000_000,
             restart: RestartPolicy::FromStart,
             first_msg_id: 1,
+            recovery: Recovery::Timeout,
         }
     }
 
@@ -114,6 +158,9 @@ impl Config {
         }
         if self.max_data_pkts == 0 {
             return Err(ConfigError::ZeroGrant);
+        }
+        if self.recovery == Recovery::SelectiveNak && self.max_data_pkts > BLOCK_BITS {
+            return Err(ConfigError::GrantTooWide);
         }
         if self.retransmit_timeout == 0 {
             return Err(ConfigError::ZeroTimeout);
@@ -135,6 +182,8 @@ pub enum ConfigError {
     MtuTooSmall,
     /// `max_data_pkts` is zero.
     ZeroGrant,
+    /// Selective NAKs with grants wider than the block mask.
+    GrantTooWide,
     /// `retransmit_timeout` is zero.
     ZeroTimeout,
     /// `reclaim_timeout` does not exceed the sender's whole retry span.
@@ -420,6 +469,14 @@ pub struct Counters {
     pub grants_limited: u64,
     /// Highest `outstanding` seen.
     pub peak_outstanding: u32,
+    /// NAK and selective NAK packets sent (receiver).
+    pub naks_sent: u64,
+    /// NAK and selective NAK packets acted on (sender).
+    pub naks_received: u64,
+    /// Packets (RTS or data) sent again, after a timeout or a NAK.
+    pub resent_pkts: u64,
+    /// Payload bytes of [`Counters::resent_pkts`].
+    pub resent_bytes: u64,
 }
 
 impl<SS, RS, PS> Engine<SS, RS, PS>

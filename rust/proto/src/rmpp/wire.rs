@@ -8,7 +8,7 @@
 //! | offset | size | field    | meaning                                                    |
 //! |--------|------|----------|------------------------------------------------------------|
 //! | 0      | 1    | version  | [`VERSION`]; anything else is dropped                      |
-//! | 1      | 1    | type     | [`PacketType`] code 1..=10                                 |
+//! | 1      | 1    | type     | [`PacketType`] code 1..=12                                 |
 //! | 2      | 2    | plen     | payload bytes following the header (frames may be padded) |
 //! | 4      | 4    | srcNID   | node that sends the *message* (same in both directions)    |
 //! | 8      | 4    | dstNID   | node that receives the *message* (same in both directions) |
@@ -16,9 +16,16 @@
 //! | 16     | 4    | msgNum   | per (sender, receiver) pair message number, for ordering   |
 //! | 20     | 4    | len      | length of the whole message in bytes                       |
 //! | 24     | 4    | seq      | data packet sequence number (RTS is 0, data starts at 1)   |
-//! | 28     | 4    | info1    | type specific (CTS: grant n; DATA: block size; MSGEND: accepted bytes) |
+//! | 28     | 4    | info1    | type specific (RTS: [`caps`]; CTS: grant n; DATA: block size; MSGEND: accepted bytes; SNAK: packets asked for) |
 //! | 32     | 4    | info2    | attempt number of the sender (echoed by the receiver)      |
-//! | 36     | 8    | tag      | 64-bit upper-layer match tag (RTS / LAST RTS only, else 0) |
+//! | 36     | 8    | tag      | RTS / LAST RTS: 64-bit upper-layer match tag; SNAK: the missing-packet mask; else 0 |
+//!
+//! NAK and SNAK (types 11 and 12) are srnic's receiver-driven recovery, the
+//! paper's section 4 proposal: a NAK asks the sender to go back to packet `seq`,
+//! a selective NAK to send again the packets `seq + i` for every bit `i` set in
+//! `tag` (bit 0, the least significant, is `seq` itself). A receiver sends them
+//! only for messages whose RTS advertised them in `info1` ([`caps`]), so peers
+//! without them never see one.
 //!
 //! This is *not* the InfiniBand MAD "RMPP" (reliable multi-packet transaction protocol);
 //! nothing here is related to it.
@@ -52,7 +59,7 @@ mod field {
     pub(super) const TAG: Range<usize> = 36..44;
 }
 
-/// The ten Sandia RMPP packet types (paper, Table 1).
+/// The ten Sandia RMPP packet types (paper, Table 1) and srnic's two NAKs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PacketType {
     /// Request to send a long message; carries the first chunk of data.
@@ -75,7 +82,25 @@ pub enum PacketType {
     Gch,
     /// Abort the message (sent in place of a retry).
     Null,
+    /// srnic extension: the receiver saw a gap; send again from packet `seq`.
+    Nak,
+    /// srnic extension: send again the packets marked in the `tag` mask from `seq`.
+    SelectiveNak,
 }
+
+/// Recovery capabilities a sender advertises in the `info1` field of its RTS
+/// and LAST RTS (the paper leaves it unused there, so peers that do not know
+/// these bits send zero and ignore them).
+pub mod caps {
+    /// The sender goes back to the packet a [`super::PacketType::Nak`] names.
+    pub const NAK: u32 = 1 << 0;
+    /// The sender sends again the packets a [`super::PacketType::SelectiveNak`]
+    /// lists.
+    pub const SELECTIVE_NAK: u32 = 1 << 1;
+}
+
+/// Packets one selective NAK can list: the bits of its `tag` field.
+pub const SNAK_SPAN: u32 = 64;
 
 impl PacketType {
     /// Decodes a type code; `None` for unknown codes.
@@ -91,6 +116,8 @@ impl PacketType {
             8 => Self::MsgDrop,
             9 => Self::Gch,
             10 => Self::Null,
+            11 => Self::Nak,
+            12 => Self::SelectiveNak,
             _ => return None,
         })
     }
@@ -108,6 +135,8 @@ impl PacketType {
             Self::MsgDrop => 8,
             Self::Gch => 9,
             Self::Null => 10,
+            Self::Nak => 11,
+            Self::SelectiveNak => 12,
         }
     }
 
@@ -121,7 +150,10 @@ impl PacketType {
 
     /// Whether the packet travels from the message's receiver back to its sender.
     pub const fn is_reply(self) -> bool {
-        matches!(self, Self::Cts | Self::MsgEnd | Self::MsgDrop)
+        matches!(
+            self,
+            Self::Cts | Self::MsgEnd | Self::MsgDrop | Self::Nak | Self::SelectiveNak
+        )
     }
 }
 
@@ -132,7 +164,7 @@ pub enum ParseError {
     Truncated,
     /// Version field is not [`VERSION`].
     BadVersion(u8),
-    /// Type code outside 1..=10.
+    /// Type code outside 1..=12.
     UnknownType(u8),
     /// A control packet type with a non-zero payload length.
     UnexpectedPayload,

@@ -3,12 +3,15 @@
 //! and the life of an incoming message: its first packet offered to the [`Upcall`],
 //! its data packets placed in order, the grants (CTS) of Figure 8 from the pool of
 //! `outstanding` packets, the final reply (MSGEND / MSGDROP), the sender's NULL and
-//! GCH, reclaim after the reclaim timeout, and its completion.
+//! GCH, reclaim after the reclaim timeout, and its completion; and the
+//! receiver-driven recovery of [`Recovery`]: NAK on a sequence gap, or packets
+//! kept across gaps and the missing ones listed in selective NAKs.
 
 use super::super::flow::cts_grant;
-use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN};
+use super::super::mask::BlockMask;
+use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN, SNAK_SPAN};
 use super::{
-    Arrival, Completion, Config, Counters, Ctrl, Decision, Engine, PeerState, Placement,
+    Arrival, Completion, Config, Counters, Ctrl, Decision, Engine, PeerState, Placement, Recovery,
     RecvStatus, RxDrop, SendSlot, Transmit, Upcall,
 };
 
@@ -20,8 +23,15 @@ enum Final {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Reply {
-    Cts { seq: u32, n: u32 },
+    Cts {
+        seq: u32,
+        n: u32,
+    },
     Final,
+    /// Go back to the first missing packet (`expected`).
+    Nak,
+    /// The missing packets not asked for yet, computed when it is sent.
+    SelectiveNak,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -48,6 +58,19 @@ struct RecvState {
     release: bool,
     /// When the final reply was last re-sent to probe for a lost GCH.
     probed_at: u64,
+    /// Receiver-driven recovery for this message (the RTS's offer and ours).
+    mode: Recovery,
+    /// First packet of the current grant: `got` and `asked` count from it.
+    base: u32,
+    /// Selective: packets of the grant received after a gap.
+    got: BlockMask,
+    /// Selective: packets of the grant asked for again, not received since.
+    asked: BlockMask,
+    /// One past the highest packet of the grant received.
+    seen_end: u32,
+    /// NAK: the packet it asked for, and the latest packet dropped after it (a
+    /// lower one starts the sender's next pass, which lost it again).
+    nak: Option<(u32, u32)>,
 }
 
 /// One entry of the receive table. Opaque; create with `RecvSlot::default()`.
@@ -153,6 +176,12 @@ where
             completion: None,
             release: false,
             probed_at: now,
+            mode: cfg.recovery.negotiate(r.info1),
+            base: 1,
+            got: BlockMask::EMPTY,
+            asked: BlockMask::EMPTY,
+            seen_end: 1,
+            nak: None,
         };
         let placement = match up.arrival(&arrival) {
             Decision::Defer => return Err(RxDrop::Deferred),
@@ -227,12 +256,23 @@ where
                 RxDrop::Stale
             });
         }
-        if restart {
+        // A packet past the first missing one of the grant: a gap.
+        let gap = if restart {
             if s > st.expected {
                 return Err(RxDrop::Stale);
             }
-        } else if s != st.expected || s >= st.granted_end {
-            return Err(RxDrop::Stale);
+            false
+        } else {
+            if s < st.expected || s >= st.granted_end {
+                return Err(RxDrop::Stale);
+            }
+            s > st.expected
+        };
+        let pos = s.saturating_sub(st.base);
+        match st.mode {
+            Recovery::Timeout if gap => return Err(RxDrop::Stale),
+            Recovery::SelectiveNak if gap && st.got.contains(pos) => return Err(RxDrop::Stale),
+            _ => {}
         }
         // Validate the packet's size against the message's chunking.
         let offset = s.checked_mul(st.chunk).ok_or(RxDrop::Malformed)?;
@@ -242,19 +282,41 @@ where
         if want == 0 || plen != want || (r.ptype == PacketType::LastData) != (want == rest) {
             return Err(RxDrop::Malformed);
         }
+        if gap && st.mode == Recovery::Nak {
+            // Go-back: the packet is dropped; the first missing one is asked for.
+            nak_gap(st, s);
+            return Err(RxDrop::Stale);
+        }
         if restart {
             // Resynchronise on the sender's restart (section 3.5).
             release_grants(st, outstanding);
             st.attempt = r.info2;
             st.expected = s;
             st.granted_end = s.saturating_add(1);
+            start_block(st);
         }
         if st.grant_left > 0 {
             st.grant_left = st.grant_left.saturating_sub(1);
             *outstanding = outstanding.saturating_sub(1);
         }
-        st.expected = s.saturating_add(1);
+        st.seen_end = st.seen_end.max(s.saturating_add(1));
         st.last_activity = now;
+        if gap {
+            // Selective: kept, and the holes below it not asked for yet are.
+            let resent = st.asked.contains(pos);
+            st.got.insert(pos);
+            if resent {
+                relost(st, s);
+            }
+            if first_unasked(st).is_some() {
+                ask(st, Reply::SelectiveNak);
+            }
+        } else {
+            st.expected = s.saturating_add(1);
+            while st.got.contains(st.expected.saturating_sub(st.base)) {
+                st.expected = st.expected.saturating_add(1);
+            }
+        }
         let placement = if offset < st.accept {
             let n = usize::try_from(plen.min(st.accept.saturating_sub(offset))).unwrap_or(0);
             payload.get(..n).map(|data| Placement {
@@ -349,18 +411,33 @@ where
 
     pub(super) fn poll_recv_reply(&mut self, header: &mut [u8; HEADER_LEN]) -> Option<Transmit> {
         let local = self.cfg.local_nid;
-        let st = self
+        let counters = &mut self.counters;
+        let (st, (ptype, seq, info1, tag)) = self
             .recv
             .as_mut()
             .iter_mut()
             .filter_map(|s| s.st.as_mut())
-            .find(|s| s.reply.is_some())?;
-        let reply = st.reply.take()?;
-        let (ptype, seq, info1) = match (reply, st.done) {
-            (Reply::Cts { seq, n }, _) => (PacketType::Cts, seq, n),
-            (Reply::Final, Some(Final::End { accepted })) => (PacketType::MsgEnd, 0, accepted),
-            (Reply::Final, _) => (PacketType::MsgDrop, 0, 0),
-        };
+            .find_map(|st| {
+                let reply = st.reply.take()?;
+                let out = match (reply, st.done) {
+                    (Reply::Cts { seq, n }, _) => (PacketType::Cts, seq, n, 0),
+                    (Reply::Final, Some(Final::End { accepted })) => {
+                        (PacketType::MsgEnd, 0, accepted, 0)
+                    }
+                    (Reply::Final, _) => (PacketType::MsgDrop, 0, 0, 0),
+                    // A gap filled since it was noticed needs no NAK.
+                    (_, Some(_)) => return None,
+                    (Reply::Nak, None) => (PacketType::Nak, st.expected, 0, 0),
+                    (Reply::SelectiveNak, None) => {
+                        let (seq, mask) = take_unasked(st)?;
+                        (PacketType::SelectiveNak, seq, mask.count_ones(), mask)
+                    }
+                };
+                Some((st, out))
+            })?;
+        if matches!(ptype, PacketType::Nak | PacketType::SelectiveNak) {
+            counters.naks_sent = counters.naks_sent.saturating_add(1);
+        }
         let repr = Repr {
             ptype,
             payload_len: 0,
@@ -372,7 +449,7 @@ where
             seq,
             info1,
             info2: st.attempt,
-            tag: 0,
+            tag,
         };
         repr.emit(&mut Packet::new_unchecked(&mut header[..]));
         Some(Transmit {
@@ -501,6 +578,74 @@ fn probe_for_lost_gch(slots: &mut [RecvSlot], now: u64, rto: u64) {
     }
 }
 
+/// A new grant (or a restart): the gap state starts over at `expected`.
+fn start_block(st: &mut RecvState) {
+    st.base = st.expected;
+    st.got.clear();
+    st.asked.clear();
+    st.seen_end = st.expected;
+    st.nak = None;
+}
+
+/// Queues a NAK, unless a CTS or final reply is already queued (either makes
+/// it moot).
+fn ask(st: &mut RecvState, nak: Reply) {
+    if st.reply.is_none() {
+        st.reply = Some(nak);
+    }
+}
+
+/// Go-back: packet `s` arrived while `expected` is missing. The first gap of a
+/// pass asks for `expected`; later packets of the same pass (higher numbers) do
+/// not ask again; a lower number starts the sender's next pass, which has lost
+/// `expected` again.
+fn nak_gap(st: &mut RecvState, s: u32) {
+    let again = match st.nak {
+        Some((e, last)) if e == st.expected => s <= last,
+        _ => true,
+    };
+    st.nak = Some((st.expected, s));
+    if again {
+        ask(st, Reply::Nak);
+    }
+}
+
+/// Selective: `s`, asked for again, arrived; the sender sends asked packets in
+/// order, so asked ones below it that are still missing were lost again: they
+/// may be asked for once more.
+fn relost(st: &mut RecvState, s: u32) {
+    for p in st.expected..s {
+        let pos = p.saturating_sub(st.base);
+        if !st.got.contains(pos) {
+            st.asked.remove(pos);
+        }
+    }
+}
+
+/// Selective: the first missing packet below `seen_end` not asked for yet.
+fn first_unasked(st: &RecvState) -> Option<u32> {
+    (st.expected..st.seen_end).find(|&p| {
+        let pos = p.saturating_sub(st.base);
+        !st.got.contains(pos) && !st.asked.contains(pos)
+    })
+}
+
+/// Selective: the missing packets not asked for yet, from the first of them
+/// and at most [`SNAK_SPAN`] on, as a selective NAK's `(seq, mask)`; they are
+/// marked asked.
+fn take_unasked(st: &mut RecvState) -> Option<(u32, u64)> {
+    let first = first_unasked(st)?;
+    let end = st.seen_end.min(first.saturating_add(SNAK_SPAN));
+    let mut mask = 0u64;
+    for p in first..end {
+        let pos = p.saturating_sub(st.base);
+        if !st.got.contains(pos) && st.asked.insert(pos) {
+            mask |= 1u64.wrapping_shl(p.wrapping_sub(first));
+        }
+    }
+    Some((first, mask))
+}
+
 /// Returns a message's unused grants to the pool.
 fn release_grants(st: &mut RecvState, outstanding: &mut u32) {
     *outstanding = outstanding.saturating_sub(st.grant_left);
@@ -522,6 +667,7 @@ fn grant(st: &mut RecvState, outstanding: &mut u32, cfg: &Config, counters: &mut
     counters.peak_outstanding = counters.peak_outstanding.max(*outstanding);
     st.grant_left = n;
     st.granted_end = st.expected.saturating_add(n);
+    start_block(st);
     st.reply = Some(Reply::Cts {
         seq: st.expected,
         n,

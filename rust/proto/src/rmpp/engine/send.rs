@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The sender side of the [`Engine`]: the send table's entries ([`SendSlot`]) and
 //! the life of an outgoing message: [`Engine::send`] and [`Engine::abort`], the
-//! receiver's replies (CTS, MSGEND, MSGDROP), its RTS, NULL, GCH and data packets,
-//! its retries and failure on timeouts, and its completion.
+//! receiver's replies (CTS, MSGEND, MSGDROP, and the NAKs of [`super::Recovery`]),
+//! its RTS, NULL, GCH and data packets, its retries and failure on timeouts, and
+//! its completion.
 
-use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN};
+use super::super::mask::BlockMask;
+use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN, SNAK_SPAN};
 use super::{
     AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, RecvSlot, RestartPolicy, Retry,
     RxDrop, SendError, SendHandle, SendStatus, Transmit,
@@ -54,6 +56,11 @@ struct SendState {
     block_end: u32,
     deadline: Option<u64>,
     completion: Option<SendStatus>,
+    /// Packets of the current block a selective NAK asked for again, as
+    /// offsets from `block_start`.
+    resend: BlockMask,
+    /// One past the highest data packet ever sent (to count what is resent).
+    sent_end: u32,
 }
 
 /// One entry of the send table. Opaque; create with `SendSlot::default()`.
@@ -134,6 +141,8 @@ where
             block_end: 1,
             deadline: Some(now.saturating_add(rto)),
             completion: None,
+            resend: BlockMask::EMPTY,
+            sent_end: 1,
         });
         Ok(SendHandle(msg_id))
     }
@@ -184,7 +193,7 @@ where
             .filter_map(|s| s.st.as_mut())
             .find(|s| s.msg_id == r.msg_id && s.dst == r.dst_nid);
         let Some(st) = found else {
-            if r.ptype != PacketType::Cts {
+            if matches!(r.ptype, PacketType::MsgEnd | PacketType::MsgDrop) {
                 // Answer a stray final reply with a GCH so the receiver can free
                 // its state early (our own GCH was lost).
                 self.push_ctrl(Ctrl {
@@ -219,8 +228,39 @@ where
                 st.phase = SendPhase::Granted;
                 st.block_start = r.seq;
                 st.block_end = r.seq.saturating_add(r.info1.min(left));
+                st.resend.clear();
                 st.tx = SendTx::Data;
                 st.deadline = Some(now.saturating_add(rto));
+                Ok(())
+            }
+            PacketType::Nak | PacketType::SelectiveNak => {
+                if st.phase != SendPhase::Granted {
+                    return Err(RxDrop::Unexpected);
+                }
+                // Only packets of this attempt's block that were sent.
+                if r.info2 != st.attempt || r.seq < st.block_start || r.seq >= st.next_seq {
+                    return Err(RxDrop::Stale);
+                }
+                if r.ptype == PacketType::Nak {
+                    st.next_seq = r.seq;
+                    st.resend.clear();
+                    st.tx = SendTx::Data;
+                } else {
+                    if r.tag & 1 == 0 {
+                        return Err(RxDrop::Malformed);
+                    }
+                    let mut any = false;
+                    for i in (0..SNAK_SPAN).filter(|&i| r.tag.wrapping_shr(i) & 1 != 0) {
+                        let p = r.seq.saturating_add(i);
+                        if p < st.next_seq {
+                            any |= st.resend.insert(p.saturating_sub(st.block_start));
+                        }
+                    }
+                    if !any {
+                        return Err(RxDrop::Stale);
+                    }
+                }
+                self.counters.naks_received = self.counters.naks_received.saturating_add(1);
                 Ok(())
             }
             _ => {
@@ -238,6 +278,7 @@ where
                 }
                 st.phase = SendPhase::Closing;
                 st.tx = SendTx::Gch;
+                st.resend.clear();
                 st.deadline = None;
                 Ok(())
             }
@@ -251,7 +292,9 @@ where
     ) -> Option<Transmit> {
         let local = self.cfg.local_nid;
         let rto = self.cfg.retransmit_timeout;
+        let caps = self.cfg.recovery.caps();
         let next_id = self.next_msg_id;
+        let counters = &mut self.counters;
         // Oldest message first: paper section 3.5 resends the lowest message number.
         let slot = self
             .send
@@ -291,6 +334,11 @@ where
                 };
                 repr.payload_len = u16::try_from(first).unwrap_or(0);
                 repr.tag = st.tag;
+                repr.info1 = caps;
+                if st.attempt > 0 {
+                    counters.resent_pkts = counters.resent_pkts.saturating_add(1);
+                    counters.resent_bytes = counters.resent_bytes.saturating_add(u64::from(first));
+                }
                 payload = (first > 0).then_some(PayloadRef {
                     cookie: st.cookie,
                     offset: 0,
@@ -325,6 +373,7 @@ where
     ) -> Option<Transmit> {
         let local = self.cfg.local_nid;
         let rto = self.cfg.retransmit_timeout;
+        let counters = &mut self.counters;
         let slots = self.send.as_mut();
         let n = slots.len();
         let idx = (0..n)
@@ -333,11 +382,13 @@ where
                 slots
                     .get(i)
                     .and_then(|s| s.st.as_ref())
-                    .is_some_and(|st| st.tx == SendTx::Data)
+                    .is_some_and(|st| st.tx == SendTx::Data || !st.resend.is_empty())
             })?;
         self.rr = idx.wrapping_add(1);
         let st = slots.get_mut(idx)?.st.as_mut()?;
-        let s = st.next_seq;
+        // Packets a selective NAK asked for first, then the block's next one.
+        let asked = st.resend.pop_first();
+        let s = asked.map_or(st.next_seq, |pos| st.block_start.saturating_add(pos));
         let offset = s.saturating_mul(st.chunk);
         let plen = st.len.saturating_sub(offset).min(st.chunk);
         let ptype = if s >= st.data_pkts {
@@ -361,10 +412,17 @@ where
             tag: 0,
         };
         repr.emit(&mut Packet::new_unchecked(&mut header[..]));
-        st.next_seq = s.saturating_add(1);
-        if st.next_seq >= st.block_end {
-            st.tx = SendTx::None;
+        if asked.is_none() {
+            st.next_seq = s.saturating_add(1);
+            if st.next_seq >= st.block_end {
+                st.tx = SendTx::None;
+            }
         }
+        if s < st.sent_end {
+            counters.resent_pkts = counters.resent_pkts.saturating_add(1);
+            counters.resent_bytes = counters.resent_bytes.saturating_add(u64::from(plen));
+        }
+        st.sent_end = st.sent_end.max(s.saturating_add(1));
         st.deadline = Some(now.saturating_add(rto));
         Some(Transmit {
             to: st.dst,
@@ -429,6 +487,7 @@ where
                     }
                     counters.retransmits = counters.retransmits.saturating_add(1);
                     st.retrying = true;
+                    st.resend.clear();
                     if st.phase == SendPhase::Rts {
                         st.tx = SendTx::Rts;
                     } else {
@@ -468,6 +527,7 @@ where
 
 fn start_null(st: &mut SendState, now: u64, rto: u64) {
     st.phase = SendPhase::Nulling;
+    st.resend.clear();
     st.tx = SendTx::Null;
     st.null_tries = 0;
     st.deadline = Some(now.saturating_add(rto));
