@@ -624,7 +624,15 @@ struct srnic_rmpp_node {
 /* Endpoint flags. */
 #define SRNIC_RMPP_EP_DROP_UNEXPECTED	(1U << 0)	/* refuse (MSGDROP) a message no receive matches */
 #define SRNIC_RMPP_EP_RESTART_FROM_START	(1U << 1)	/* paper restart: resend the whole message */
-#define SRNIC_RMPP_EP_ALL		((1U << 2) - 1)
+/*
+ * Receiver-driven recovery (Documentation/srnic/rmpp.rst, "NAKs"): by default
+ * an endpoint offers and uses selective NAKs with every peer that offers them
+ * too; GO_BACK_NAK limits it to NAKs that send again from the first lost
+ * packet, NO_NAK to the paper's sender timeout. Both at once is EINVAL.
+ */
+#define SRNIC_RMPP_EP_GO_BACK_NAK	(1U << 2)
+#define SRNIC_RMPP_EP_NO_NAK		(1U << 3)
+#define SRNIC_RMPP_EP_ALL		((1U << 4) - 1)
 
 /*
  * SRNIC_IOCTL_RMPP_CREATE_EP: an endpoint with local NID nid on the netdev
@@ -735,7 +743,11 @@ struct srnic_rmpp_stats {
 	__u64 drop_spoofed;	/* frames whose source MAC is not the node table's for the NID they claim */
 	__u64 endpoints_lingering;	/* closed endpoints still answering their peers now */
 	__u64 linger_expired;	/* closed endpoints that stopped lingering with peers unacknowledged */
-	__u64 reserved[5];
+	__u64 naks_sent;	/* NAKs and selective NAKs sent by receivers */
+	__u64 naks_received;	/* NAKs and selective NAKs senders acted on */
+	__u64 resent_packets;	/* packets sent again (after a timeout or a NAK) */
+	__u64 resent_bytes;	/* payload bytes of resent_packets */
+	__u64 reserved[1];
 };
 
 #define SRNIC_IOCTL_RMPP_SET_NODE	_IOWR(SRNIC_IOCTL_MAGIC, 0x40, struct srnic_rmpp_node)

@@ -49,12 +49,14 @@ use self::{
     tx::SendEntry,
 };
 use crate::{
-    proto::rmpp::{Counters, Engine, PeerState, RecvSlot, SendSlot, HEADER_LEN},
+    proto::rmpp::{
+        wire::VERSION, Counters, Engine, PacketType, PeerState, RecvSlot, SendSlot, HEADER_LEN,
+    },
     rmpp::node::{self as nodes, Bound, NIDS},
     sys::{
         gfp::ACCOUNTED,
         module_ref::ModuleRef,
-        netdev::{now_ns, port_footprint, Port, PORT_COUNTERS},
+        netdev::{now_ns, port_footprint, Port, PortFilter, PORT_COUNTERS},
         errno::{ehostunreach, enetdown, eshutdown},
         task,
         trace::EpSite,
@@ -76,6 +78,28 @@ use kernel::{
     str::CStr,
     sync::{Arc, Mutex},
     workqueue::Work,
+};
+
+/// What the port's softirq handler lets through: the protocol core's header,
+/// its version and its packet types (replies are addressed by `srcNID`).
+const PORT_FILTER: PortFilter = {
+    let mut f = PortFilter {
+        hdr_len: HEADER_LEN as u32,
+        version: VERSION as u32,
+        types: 0,
+        replies: 0,
+    };
+    let mut code = 0u8;
+    while code < 32 {
+        if let Some(t) = PacketType::from_code(code) {
+            f.types |= 1 << code;
+            if t.is_reply() {
+                f.replies |= 1 << code;
+            }
+        }
+        code += 1;
+    }
+    f
 };
 
 /// A table the engine indexes: a `KVec` seen as a slice.
@@ -305,7 +329,7 @@ impl Ep {
         );
         let ep = ep?;
         let qmax = rx_queue_max(&params);
-        let port = Port::open(ifname, params.ethertype, params.nid, qmax, ep.clone())?;
+        let port = Port::open(ifname, params.ethertype, params.nid, qmax, &PORT_FILTER, ep.clone())?;
         if port.ifindex() != bound.ifindex {
             // Renamed under us: refuse rather than bind another device.
             return Err(ENODEV);

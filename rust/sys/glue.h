@@ -126,7 +126,21 @@ enum srnic_port_counter {
 	SRNIC_PORT_NR_COUNTERS,
 };
 typedef void (*srnic_port_notify_fn)(void *owner);
+/*
+ * The frames a port's softirq handler lets through, from the protocol core
+ * (rust/proto/src/rmpp/wire.rs, filled in by rust/rmpp/endpoint.rs): at least
+ * hdr_len bytes, byte 0 equal to version, a type code t (byte 1) with bit t
+ * set in types. Types with bit t set in replies travel to the message's
+ * sender and name the endpoint's NID at offset 4, all others at offset 8.
+ */
+struct srnic_port_filter {
+	u32 hdr_len;
+	u32 version;
+	u32 types;
+	u32 replies;
+};
 struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u32 qmax,
+				   const struct srnic_port_filter *filter,
 				   srnic_port_notify_fn notify, void *owner, int *err);
 void *srnic_port_close(struct srnic_port *p);
 int srnic_port_ifindex(struct srnic_port *p);

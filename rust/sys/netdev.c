@@ -19,9 +19,8 @@
 
 #include "glue.h"
 
-/* Header fields the receive filter reads (see rust/proto/src/rmpp/wire.rs). */
-#define SRNIC_RMPP_HDR_LEN	44
-#define SRNIC_RMPP_VERSION	1
+/* Its Rust twin is sys::netdev::PortFilter. */
+static_assert(sizeof(struct srnic_port_filter) == 16);
 
 /*
  * One RMPP endpoint's attachment to a netdev: a packet_type handler for its
@@ -39,6 +38,7 @@ struct srnic_port {
 	void *owner;
 	u32 nid;
 	u32 qmax;
+	struct srnic_port_filter filter;
 	/* Set when the netdev went down or away: the owner must close the port. */
 	bool down;
 	/* On srnic_ports from open to close. */
@@ -69,22 +69,22 @@ static int srnic_port_rcv(struct sk_buff *skb, struct net_device *dev, struct pa
 	if (!skb)
 		return NET_RX_DROP;
 	h = skb_header_pointer(skb, 0, sizeof(buf), buf);
-	if (!h || skb->len < SRNIC_RMPP_HDR_LEN) {
+	if (!h || skb->len < p->filter.hdr_len) {
 		c = SRNIC_PORT_RX_SHORT;
 		goto drop;
 	}
-	if (h[0] != SRNIC_RMPP_VERSION) {
+	if (h[0] != p->filter.version) {
 		c = SRNIC_PORT_RX_BAD_VERSION;
 		goto drop;
 	}
-	if (h[1] < 1 || h[1] > 10) {
+	if (h[1] >= 32 || !(p->filter.types & BIT(h[1]))) {
 		c = SRNIC_PORT_RX_BAD_TYPE;
 		goto drop;
 	}
 	src = get_unaligned_be32(h + 4);
 	dst = get_unaligned_be32(h + 8);
-	/* CTS (3), MSGEND (7) and MSGDROP (8) travel to the message's sender. */
-	mine = (h[1] == 3 || h[1] == 7 || h[1] == 8) ? src : dst;
+	/* Replies (CTS, MSGEND, ...) travel to the message's sender. */
+	mine = (p->filter.replies & BIT(h[1])) ? src : dst;
 	if (mine != p->nid) {
 		c = SRNIC_PORT_RX_OTHER_NID;
 		goto drop;
@@ -123,10 +123,11 @@ static struct net *srnic_caller_net(void)
 
 /*
  * Attaches to the netdev named ifname in the caller's network namespace for
- * frames of ethertype addressed to nid. Until srnic_port_close(), notify(owner)
+ * frames of ethertype addressed to nid that pass filter (copied). Until srnic_port_close(), notify(owner)
  * may be called from softirq context at any time.
  */
 struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u32 qmax,
+				   const struct srnic_port_filter *filter,
 				   srnic_port_notify_fn notify, void *owner, int *err)
 {
 	struct net_device *dev;
@@ -152,6 +153,7 @@ struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u
 	p->dev = dev;
 	p->nid = nid;
 	p->qmax = qmax;
+	p->filter = *filter;
 	p->notify = notify;
 	p->owner = owner;
 	skb_queue_head_init(&p->rxq);

@@ -42,6 +42,24 @@ struct RawSkb {
 type NotifyFn = unsafe extern "C" fn(owner: *mut c_void);
 type RxFn = unsafe extern "C" fn(arg: *mut c_void, data: *const u8, len: usize) -> c_long;
 
+/// `struct srnic_port_filter` (`glue.h`): the frames a port's softirq handler
+/// lets through. Its user fills it from its protocol's header definition.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PortFilter {
+    /// Shortest frame (the header).
+    pub(crate) hdr_len: u32,
+    /// Byte 0 of every frame.
+    pub(crate) version: u32,
+    /// Bit `t`: type code `t` (byte 1) is known.
+    pub(crate) types: u32,
+    /// Bit `t`: type `t` names the port's NID at offset 4, not 8.
+    pub(crate) replies: u32,
+}
+
+// The C side asserts the same size.
+const _: () = assert!(core::mem::size_of::<PortFilter>() == 16);
+
 /// Counters the softirq filter keeps, in the order of `enum srnic_port_counter`.
 pub(crate) const PORT_COUNTERS: usize = 5;
 
@@ -51,6 +69,7 @@ extern "C" {
         ethertype: u16,
         nid: u32,
         qmax: u32,
+        filter: *const PortFilter,
         notify: NotifyFn,
         owner: *mut c_void,
         err: *mut c_int,
@@ -173,8 +192,16 @@ unsafe impl<T: PortOwner> Sync for Port<T> {}
 
 impl<T: PortOwner> Port<T> {
     /// Attaches to the netdev `ifname` for frames of `ethertype` addressed to
-    /// `nid`, queueing at most `qmax` frames. The port keeps `owner` alive.
-    pub(crate) fn open(ifname: &CStr, ethertype: u16, nid: u32, qmax: u32, owner: Arc<T>) -> Result<Self> {
+    /// `nid` that pass `filter`, queueing at most `qmax` frames. The port keeps
+    /// `owner` alive.
+    pub(crate) fn open(
+        ifname: &CStr,
+        ethertype: u16,
+        nid: u32,
+        qmax: u32,
+        filter: &PortFilter,
+        owner: Arc<T>,
+    ) -> Result<Self> {
         unsafe extern "C" fn notify<T: PortOwner>(owner: *mut c_void) {
             // SAFETY: `owner` is the reference leaked in `open`; it is reclaimed
             // only after `srnic_port_close`, which waits for every caller of this.
@@ -183,9 +210,19 @@ impl<T: PortOwner> Port<T> {
         }
         let user = Arc::into_raw(owner).cast_mut().cast::<c_void>();
         let mut err: c_int = 0;
-        // SAFETY: `ifname` is NUL-terminated; `notify::<T>` expects exactly `user`.
+        // SAFETY: `ifname` is NUL-terminated; `filter` is read (copied) during
+        // the call only; `notify::<T>` expects exactly `user`.
         let raw = unsafe {
-            srnic_port_open(ifname.as_char_ptr(), ethertype, nid, qmax, notify::<T>, user, &mut err)
+            srnic_port_open(
+                ifname.as_char_ptr(),
+                ethertype,
+                nid,
+                qmax,
+                filter,
+                notify::<T>,
+                user,
+                &mut err,
+            )
         };
         match NonNull::new(raw) {
             // INVARIANT: the port is open and owns the leaked reference.

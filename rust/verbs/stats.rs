@@ -158,7 +158,7 @@ rmpp_counters!(
     unexpected_dropped, drop_short, drop_bad_version, drop_bad_type, drop_other_nid,
     drop_unknown_nid, drop_queue_full, drop_malformed, drop_duplicate, drop_out_of_order,
     drop_table_full, drop_unknown_msg, drop_unexpected, tx_errors, drop_spoofed,
-    endpoints_lingering, linger_expired,
+    endpoints_lingering, linger_expired, naks_sent, naks_received, resent_packets, resent_bytes,
 );
 
 // `fill_rmpp` sets every counter listed above, so a name that is no field fails

@@ -126,7 +126,9 @@ pub const SRNIC_RMPP_NODE_DELETE: u32 = 1;
 pub const SRNIC_RMPP_EP_DROP_UNEXPECTED: u32 = 1;
 /// paper restart: resend the whole message
 pub const SRNIC_RMPP_EP_RESTART_FROM_START: u32 = 2;
-pub const SRNIC_RMPP_EP_ALL: u32 = 3;
+pub const SRNIC_RMPP_EP_GO_BACK_NAK: u32 = 4;
+pub const SRNIC_RMPP_EP_NO_NAK: u32 = 8;
+pub const SRNIC_RMPP_EP_ALL: u32 = 15;
 /// "SRBK"
 pub const SRNIC_BLK_MAGIC: u32 = 1262637651;
 pub const SRNIC_BLK_VERSION: u32 = 1;
@@ -733,7 +735,15 @@ pub struct srnic_rmpp_stats {
     pub endpoints_lingering: u64,
     #[doc = " closed endpoints that stopped lingering with peers unacknowledged"]
     pub linger_expired: u64,
-    pub reserved: [u64; 5usize],
+    #[doc = " NAKs and selective NAKs sent by receivers"]
+    pub naks_sent: u64,
+    #[doc = " NAKs and selective NAKs senders acted on"]
+    pub naks_received: u64,
+    #[doc = " packets sent again (after a timeout or a NAK)"]
+    pub resent_packets: u64,
+    #[doc = " payload bytes of resent_packets"]
+    pub resent_bytes: u64,
+    pub reserved: [u64; 1usize],
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -1300,6 +1310,10 @@ macro_rules! srnic_abi_structs {
                 drop_spoofed,
                 endpoints_lingering,
                 linger_expired,
+                naks_sent,
+                naks_received,
+                resent_packets,
+                resent_bytes,
                 reserved
             ]
         );
@@ -1411,6 +1425,8 @@ macro_rules! srnic_abi_consts {
             SRNIC_RMPP_NODE_DELETE,
             SRNIC_RMPP_EP_DROP_UNEXPECTED,
             SRNIC_RMPP_EP_RESTART_FROM_START,
+            SRNIC_RMPP_EP_GO_BACK_NAK,
+            SRNIC_RMPP_EP_NO_NAK,
             SRNIC_RMPP_EP_ALL,
             SRNIC_BLK_MAGIC,
             SRNIC_BLK_VERSION,

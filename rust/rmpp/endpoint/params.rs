@@ -4,12 +4,15 @@
 //! from them.
 
 use crate::{
-    proto::rmpp::{Config, RestartPolicy},
+    proto::rmpp::{Config, Recovery, RestartPolicy},
     sys::netdev::now_ns,
     uapi::*,
     verbs::limits,
 };
 use kernel::prelude::*;
+
+// Selective NAKs keep one grant in a block mask: no grant may be wider.
+const _: () = assert!(limits::RMPP_MAX_DATA_PKTS <= crate::proto::rmpp::mask::BLOCK_BITS);
 
 /// Endpoint parameters, validated, as the endpoint uses them.
 #[derive(Clone, Copy, Debug)]
@@ -57,6 +60,8 @@ impl EpParams {
         // protocol's frames (nor send frames that other stacks would take).
         if p.nid > SRNIC_RMPP_MAX_NID
             || p.flags & !SRNIC_RMPP_EP_ALL != 0
+            || p.flags & (SRNIC_RMPP_EP_GO_BACK_NAK | SRNIC_RMPP_EP_NO_NAK)
+                == SRNIC_RMPP_EP_GO_BACK_NAK | SRNIC_RMPP_EP_NO_NAK
             || u32::from(p.ethertype) != SRNIC_RMPP_ETHERTYPE
             || p.max_send as usize > limits::RMPP_MAX_SEND
             || p.max_recv as usize > limits::RMPP_MAX_RECV
@@ -84,6 +89,14 @@ impl EpParams {
             RestartPolicy::FromStart
         } else {
             RestartPolicy::FromLastGrant
+        };
+        // Offered to every peer; used with those that offer it too.
+        c.recovery = if self.flags & SRNIC_RMPP_EP_NO_NAK != 0 {
+            Recovery::Timeout
+        } else if self.flags & SRNIC_RMPP_EP_GO_BACK_NAK != 0 {
+            Recovery::Nak
+        } else {
+            Recovery::SelectiveNak
         };
         // A fresh msgID space per endpoint, so that a restarted node does not
         // reuse identifiers its peers still remember.

@@ -161,6 +161,10 @@ impl Ep {
         stats::add(Rmpp::grants, c.grants.saturating_sub(s.grants));
         stats::add(Rmpp::granted_packets, c.granted_pkts.saturating_sub(s.granted_pkts));
         stats::add(Rmpp::grants_limited, c.grants_limited.saturating_sub(s.grants_limited));
+        stats::add(Rmpp::naks_sent, c.naks_sent.saturating_sub(s.naks_sent));
+        stats::add(Rmpp::naks_received, c.naks_received.saturating_sub(s.naks_received));
+        stats::add(Rmpp::resent_packets, c.resent_pkts.saturating_sub(s.resent_pkts));
+        stats::add(Rmpp::resent_bytes, c.resent_bytes.saturating_sub(s.resent_bytes));
         g.seen_engine = c;
         let pc = port.counters();
         self.account_port(g, &pc);

@@ -65,6 +65,6 @@ pub use mr::{split_lengths, AccessFlags, MemoryRegion, MrBuffer, RemoteAddr, Rem
 pub use pd::ProtectionDomain;
 pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendWr, WrOpcode};
 pub use resources::Resource;
-pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr};
+pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr, RmppNak};
 pub use srnic_uapi as uapi;
 pub use wc::{Terminate, WcOpcode, WcStatus, WorkCompletion};

@@ -16,6 +16,20 @@ use crate::pd::ProtectionDomain;
 use srnic_uapi as abi;
 use std::sync::Arc;
 
+/// Receiver-driven recovery an endpoint offers and uses (each message uses
+/// what both its sender and its receiver have).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RmppNak {
+    /// Selective NAKs: the receiver keeps packets after a gap and lists the
+    /// missing ones (the default).
+    #[default]
+    Selective,
+    /// NAKs that make the sender go back to the first missing packet.
+    GoBack,
+    /// None: only the sender's retransmission timeout recovers (the paper).
+    Off,
+}
+
 /// Parameters of a new endpoint. Zero tuning values take the module's defaults.
 #[derive(Clone, Debug, Default)]
 pub struct RmppEndpointAttr {
@@ -32,6 +46,8 @@ pub struct RmppEndpointAttr {
     /// Restart a timed-out message from its start (the paper), not from the
     /// last granted block.
     pub restart_from_start: bool,
+    /// Receiver-driven recovery.
+    pub nak: RmppNak,
     /// Messages in flight.
     pub max_send: u32,
     /// Posted receives.
@@ -92,6 +108,11 @@ impl RmppEndpoint {
         if attr.restart_from_start {
             flags |= abi::SRNIC_RMPP_EP_RESTART_FROM_START;
         }
+        flags |= match attr.nak {
+            RmppNak::Selective => 0,
+            RmppNak::GoBack => abi::SRNIC_RMPP_EP_GO_BACK_NAK,
+            RmppNak::Off => abi::SRNIC_RMPP_EP_NO_NAK,
+        };
         let mut a = abi::SrnicRmppCreateEp {
             size: std::mem::size_of::<abi::SrnicRmppCreateEp>() as u32,
             pd_handle: pd.handle(),

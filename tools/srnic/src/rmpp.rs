@@ -11,11 +11,11 @@
 use crate::output::{mb_per_s, Output, Report};
 use crate::session::Side;
 use crate::util::{fill_pattern, verify_pattern, CmdResult, Fail};
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use serde::Serialize;
 use srnic::{
     uapi as abi, AccessFlags, CompletionQueue, Context, MemoryRegion, MrBuffer, ProtectionDomain,
-    RmppEndpoint, RmppEndpointAttr, WcOpcode, WorkCompletion,
+    RmppEndpoint, RmppEndpointAttr, RmppNak, WcOpcode, WorkCompletion,
 };
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -43,6 +43,18 @@ fn size_list(s: &str) -> Result<Sizes, String> {
         return Err(format!("invalid size list {s:?}"));
     }
     Ok(Sizes(v))
+}
+
+/// `--nak`: the receiver-driven recovery an endpoint offers and uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum NakOpt {
+    /// Selective NAKs: the missing packets are listed and only they are resent.
+    #[default]
+    Selective,
+    /// NAKs that send again from the first missing packet.
+    GoBack,
+    /// None: the sender's retransmission timeout only (the paper's protocol).
+    Off,
 }
 
 /// The endpoint options every RMPP command takes.
@@ -85,6 +97,10 @@ pub struct EpOpts {
     /// Refuse messages no receive matches (default: the sender retries).
     #[arg(long)]
     drop_unexpected: bool,
+    /// Receiver-driven recovery this endpoint offers and uses; a message uses
+    /// what both of its endpoints have.
+    #[arg(long, value_enum, default_value_t = NakOpt::Selective)]
+    nak: NakOpt,
 }
 
 /// `srnic rmpp` subcommands.
@@ -205,6 +221,11 @@ fn open_ep(ctx: &Context, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult
         nid: o.nid,
         ifname: o.ctx.clone(),
         drop_unexpected: o.drop_unexpected,
+        nak: match o.nak {
+            NakOpt::Selective => RmppNak::Selective,
+            NakOpt::GoBack => RmppNak::GoBack,
+            NakOpt::Off => RmppNak::Off,
+        },
         max_send: if o.max_send != 0 {
             o.max_send
         } else {
@@ -357,6 +378,7 @@ pub fn run(ctx: &Context, cmd: RmppCmd, out: &Output) -> CmdResult {
                 bytes: s.bytes,
                 time_s: s.secs,
                 rate_mb_s: mb_per_s(s.bytes as f64, s.secs),
+                completion_us: Tail::of(s.latencies),
             })
         }
         RmppCmd::Pingpong {
@@ -466,8 +488,31 @@ impl Report for SendReport {
     }
 }
 
+/// Completion times of messages (post to send completion), in microseconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Tail {
+    pub median: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Tail {
+    /// The tail of `d` (`None` when empty); p99 is the nearest rank.
+    fn of(mut d: Vec<Duration>) -> Option<Self> {
+        d.sort();
+        let us = |d: &Duration| d.as_secs_f64() * 1e6;
+        let rank = |q: usize| (d.len() * q).div_ceil(100).saturating_sub(1);
+        Some(Self {
+            median: us(d.get(rank(50))?),
+            p99: us(d.get(rank(99))?),
+            max: us(d.last()?),
+        })
+    }
+}
+
 /// What `rmpp bw` prints. JSON: `to`, `count`, `size`, `bytes`, `time_s`,
-/// `rate_mb_s`.
+/// `rate_mb_s`, `completion_us` (`median`, `p99`, `max` of the messages'
+/// times from post to completion; null without messages).
 #[derive(Clone, Debug, Serialize)]
 pub struct BwReport {
     pub to: u32,
@@ -476,15 +521,24 @@ pub struct BwReport {
     pub bytes: u64,
     pub time_s: f64,
     pub rate_mb_s: f64,
+    pub completion_us: Option<Tail>,
 }
 
 impl Report for BwReport {
     fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
+        write!(
             out,
             "rmpp bw: {} x {} bytes in {:.3} s: {:.1} MB/s",
             self.count, self.size, self.time_s, self.rate_mb_s
-        )
+        )?;
+        match &self.completion_us {
+            Some(t) => writeln!(
+                out,
+                "; completion median {:.0} us, p99 {:.0} us, max {:.0} us",
+                t.median, t.p99, t.max
+            ),
+            None => writeln!(out),
+        }
     }
 }
 
@@ -685,6 +739,8 @@ struct Sent {
     messages: u64,
     bytes: u64,
     secs: f64,
+    /// Each message's time from its post to its completion.
+    latencies: Vec<Duration>,
 }
 
 /// Sends `count` messages with up to `window` in flight, each acknowledged.
@@ -698,8 +754,9 @@ fn send(
 ) -> CmdResult<Sent> {
     let window = window.clamp(1, 1024);
     let e = open_ep(ctx, o, window as u32, 16)?;
-    let mut bufs: Vec<Option<(u32, Vec<u8>)>> = (0..window).map(|_| None).collect();
+    let mut bufs: Vec<Option<(u32, Vec<u8>, Instant)>> = (0..window).map(|_| None).collect();
     let (mut sent, mut done, mut bytes) = (0u64, 0u64, 0u64);
+    let mut latencies = Vec::with_capacity(count.min(1 << 20) as usize);
     let start = Instant::now();
     while done < count {
         // Fill the window.
@@ -716,7 +773,7 @@ fn send(
                 Err(err) if err.errno() == libc::EAGAIN => break,
                 Err(err) => return Err(err.into()),
             }
-            bufs[i] = Some((seq, data));
+            bufs[i] = Some((seq, data, Instant::now()));
             sent += 1;
         }
         let wc = e.wait_one(&e.scq, "a send completion")?;
@@ -724,7 +781,7 @@ fn send(
             return Err(status_err(&wc, "send"));
         }
         let i = wc.wr_id() as usize;
-        let Some((seq, data)) = bufs.get_mut(i).and_then(Option::take) else {
+        let Some((seq, data, posted)) = bufs.get_mut(i).and_then(Option::take) else {
             return Err(Fail::Error(format!("completion for unknown wr_id {i}")));
         };
         if wc.byte_len() as usize != data.len() {
@@ -734,6 +791,7 @@ fn send(
                 data.len()
             )));
         }
+        latencies.push(posted.elapsed());
         done += 1;
         bytes += data.len() as u64;
     }
@@ -741,6 +799,7 @@ fn send(
         messages: done,
         bytes,
         secs: start.elapsed().as_secs_f64(),
+        latencies,
     })
 }
 
@@ -887,10 +946,12 @@ mod tests {
             bytes: 4 << 20,
             time_s: 0.5,
             rate_mb_s: mb_per_s((4 << 20) as f64, 0.5),
+            completion_us: Tail::of([400, 100, 300, 200].map(Duration::from_micros).to_vec()),
         };
         assert_eq!(
             render(Format::Text, &b),
-            "rmpp bw: 4 x 1048576 bytes in 0.500 s: 8.4 MB/s\n"
+            "rmpp bw: 4 x 1048576 bytes in 0.500 s: 8.4 MB/s; \
+             completion median 200 us, p99 400 us, max 400 us\n"
         );
         let v = json(&b);
         assert_eq!(
@@ -934,5 +995,20 @@ mod tests {
                 "{name} is no RMPP counter"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::Tail;
+    use std::time::Duration;
+
+    #[test]
+    fn nearest_rank() {
+        assert_eq!(Tail::of(Vec::new()), None);
+        let one = Tail::of(vec![Duration::from_micros(7)]).unwrap();
+        assert_eq!((one.median, one.p99, one.max), (7.0, 7.0, 7.0));
+        let t = Tail::of((1..=200).rev().map(Duration::from_micros).collect()).unwrap();
+        assert_eq!((t.median, t.p99, t.max), (100.0, 198.0, 200.0));
     }
 }
