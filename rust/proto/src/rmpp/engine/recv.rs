@@ -287,6 +287,16 @@ where
             nak_gap(st, s);
             return Err(RxDrop::Stale);
         }
+        if restart && st.mode != Recovery::Timeout && s < st.expected {
+            // A sender with NAKs restarted below what we have: resume where we
+            // are, granting from the first missing packet (it takes a grant
+            // past its restart point).
+            release_grants(st, outstanding);
+            st.attempt = r.info2;
+            st.last_activity = now;
+            grant(st, outstanding, &cfg, &mut self.counters);
+            return Ok(None);
+        }
         if restart {
             // Resynchronise on the sender's restart (section 3.5).
             release_grants(st, outstanding);

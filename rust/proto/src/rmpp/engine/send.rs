@@ -8,8 +8,8 @@
 use super::super::mask::BlockMask;
 use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN, SNAK_SPAN};
 use super::{
-    AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, RecvSlot, RestartPolicy, Retry,
-    RxDrop, SendError, SendHandle, SendStatus, Transmit,
+    AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, Recovery, RecvSlot, RestartPolicy,
+    Retry, RxDrop, SendError, SendHandle, SendStatus, Transmit,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +186,7 @@ where
 
     pub(super) fn rx_reply(&mut self, now: u64, r: &Repr) -> Result<(), RxDrop> {
         let rto = self.cfg.retransmit_timeout;
+        let naks = self.cfg.recovery != Recovery::Timeout;
         let found = self
             .send
             .as_mut()
@@ -210,15 +211,22 @@ where
         };
         match r.ptype {
             PacketType::Cts => {
+                // A grant continues where the block ends. A receiver with NAKs
+                // may grant past that: after a restart it resumes where it is
+                // (not where the restart began), and during a go-back pass it
+                // may already have what is being resent.
                 let waiting = match st.phase {
                     SendPhase::Rts => st.data_pkts > 0,
-                    SendPhase::Granted => st.next_seq == st.block_end,
+                    SendPhase::Granted => {
+                        st.next_seq == st.block_end || (naks && r.seq >= st.block_end)
+                    }
                     _ => false,
                 };
                 if !waiting {
                     return Err(RxDrop::Unexpected);
                 }
-                if r.info2 != st.attempt || r.seq != st.next_seq {
+                let resumes = naks && st.phase == SendPhase::Granted && r.seq > st.next_seq;
+                if r.info2 != st.attempt || (r.seq != st.next_seq && !resumes) {
                     return Err(RxDrop::Stale);
                 }
                 if r.info1 == 0 || r.seq == 0 || r.seq > st.data_pkts {
@@ -226,6 +234,7 @@ where
                 }
                 let left = st.data_pkts.saturating_sub(r.seq).saturating_add(1);
                 st.phase = SendPhase::Granted;
+                st.next_seq = r.seq;
                 st.block_start = r.seq;
                 st.block_end = r.seq.saturating_add(r.info1.min(left));
                 st.resend.clear();
