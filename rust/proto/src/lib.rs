@@ -32,3 +32,4 @@ pub mod rdmap;
 pub mod ring;
 pub mod rmpp;
 pub mod term;
+pub mod vmtp;
