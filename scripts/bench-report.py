@@ -25,6 +25,11 @@ Writes into OUTDIR:
 - the RMPP row (rmpp_bw), when the samples have it: srnic's RMPP against a
   raw AF_PACKET program moving the same bytes, MiB/s, their paired ratio
   with the issue's goal, and each system's CPU time per GiB on both VMs;
+- the RMPP-under-loss rows (rmpp_loss, rmpp_resent, rmpp_p99), when the
+  samples have them: per loss rate, RMPP's MiB/s, bytes sent again per byte
+  lost and 99th-percentile completion time with each receiver-driven
+  recovery (nak-off, nak-go-back, nak-selective), and the paired ratios of
+  the NAK settings to nak-off;
 - the block rows, when the samples have them: fio's IOPS or MiB/s on
   srnic_blk, NBD, NVMe over TCP and NVMe over RDMA (siw), and the ratios
   srnic_blk/each, paired the same way;
@@ -73,6 +78,14 @@ B_SENDS = {"read_bw"}
 # The RMPP row: srnic's RMPP against a raw AF_PACKET program, and the
 # performance issue's goal, RMPP at least 0.8 of the raw link's bandwidth.
 RMPP_SYSTEMS = ["rmpp", "af_packet"]
+# The RMPP-under-loss rows: the recovery settings, the rows in order with
+# what each measures.
+LOSS_SYSTEMS = ["nak-off", "nak-go-back", "nak-selective"]
+LOSS_ROWS = {
+    "rmpp_loss": "MiB/s (higher is better)",
+    "rmpp_resent": "bytes resent per byte lost (lower is better)",
+    "rmpp_p99": "99th percentile of the completion times, ms (lower is better)",
+}
 RMPP_GOALS = [("rmpp/af_packet", 0.8, "min")]
 # The block rows (fio on each remote block device): systems and row order.
 BLK_SYSTEMS = ["srnic_blk", "nbd", "nvme-tcp", "nvme-rdma"]
@@ -328,6 +341,38 @@ def rmpp_table(rows, data, incomplete):
     return out
 
 
+def rmpp_loss_table(data, incomplete):
+    """The RMPP-under-loss table (none without its rows): per row and loss
+    rate each recovery setting's median and the paired ratios to nak-off."""
+    keys = sorted(
+        (k for k in data if k[0] in LOSS_ROWS),
+        key=lambda k: (list(LOSS_ROWS).index(k[0]), k[1]),
+    )
+    if not keys:
+        return []
+    out = [
+        "RMPP under loss: 64 KiB messages from VM a to VM b (`srnic rmpp bw`, eight in "
+        "flight, verified) while tc netem drops the given share of VM a's frames, with "
+        "each receiver-driven recovery on both endpoints (nak-off: the paper's sender "
+        "timeout only). Rows: "
+        + "; ".join(f"{t}: {what}" for t, what in LOSS_ROWS.items())
+        + ".",
+        "",
+    ]
+    others = [s for s in LOSS_SYSTEMS if s != "nak-off"]
+    head = ["row", "loss", "unit"] + LOSS_SYSTEMS + [f"{o}/nak-off" for o in others]
+    out += md_head(head)
+    for test, ppm in keys:
+        d = dict(data[(test, ppm)])
+        med = row_medians(d, test, ppm, LOSS_SYSTEMS, incomplete)
+        unit = LOSS_ROWS[test].split(" (")[0].split(", ")[-1]
+        cells = [test, f"{ppm / 10000:g} %", unit] + [fmt(med.get(s)) for s in LOSS_SYSTEMS]
+        cells += [fmt(paired_ratio(d, o, "nak-off")) for o in others]
+        out.append(md_row(cells))
+    out.append("")
+    return out
+
+
 def qps_tables(data, incomplete):
     """The many-QPs table and the idle-memory table (none when the samples
     have no such rows); appends what is missing to incomplete."""
@@ -450,6 +495,7 @@ def report(rows, clock):
     qps_keys = sorted(k for k in data if k[0] == "qps")
     out += cpu_tables(rows, keys + qps_keys)
     out += rmpp_table(rows, data, incomplete)
+    out += rmpp_loss_table(data, incomplete)
     blk_keys = sorted(
         (k for k in data if k[0] in BLK_ROW_ORDER),
         key=lambda k: (BLK_ROW_ORDER.index(k[0]), k[1]),
@@ -483,7 +529,7 @@ def report(rows, clock):
         sent[r["system"]] += r["frames"]
         lost[r["system"]] += r["lost"]
     parts = []
-    for s in SYSTEMS + RMPP_SYSTEMS + BLK_SYSTEMS:
+    for s in SYSTEMS + RMPP_SYSTEMS + LOSS_SYSTEMS + BLK_SYSTEMS:
         if sent[s]:
             parts.append(f"{s} {lost[s]} of {sent[s]} ({100.0 * lost[s] / sent[s]:.3f} %)")
     out.append("Frames lost by the virtual link during the runs: " + ", ".join(parts) + ".")

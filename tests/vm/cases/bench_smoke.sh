@@ -10,7 +10,8 @@
 # writes), srnic with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel
 # memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
 # NBD, NVMe over TCP and over RDMA). Both run the RMPP row (one message of
-# 1 MiB: srnic's RMPP and a raw AF_PACKET program). Every row must give a
+# 1 MiB: srnic's RMPP and a raw AF_PACKET program) and the RMPP-under-loss
+# rows at 5 % loss (16 messages of 64 KiB with each receiver-driven recovery). Every row must give a
 # figure on every system, and every bandwidth, message-rate and many-QPs run
 # its CPU time and context switches on both VMs; no figure is judged: a
 # benchmark is not a test. The host check
@@ -54,6 +55,12 @@ if [ -n "$BENCH_IDLE_QPS" ]; then
 	want=$((want + 2 * $#))
 fi
 [ "$BENCH_RMPP" = 1 ] && want=$((want + 2))
+if [ "$BENCH_RMPP_LOSS" = 1 ]; then
+	set -- $RMPP_LOSS_PPMS
+	nloss=$#
+	set -- $RMPP_LOSS_NAKS
+	want=$((want + 3 * nloss * $#))
+fi
 if [ "$BENCH_ROWS" = all ]; then
 	set -- $BLK_ROWS
 	nrows=$#

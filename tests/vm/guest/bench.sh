@@ -19,7 +19,9 @@
 # set but empty: none), BENCH_IDLE_QPS the QPs of the idle-memory row (default
 # 256, tiny 16; set but empty: none; BENCH_TESTS names these rows qps and
 # idle_mem), BENCH_RMPP=0 to leave out the RMPP row (BENCH_TESTS names it
-# rmpp_bw), BENCH_CSV the samples' file (default /tmp/bench.csv).
+# rmpp_bw), BENCH_RMPP_LOSS=0 to leave out the RMPP-under-loss rows
+# (BENCH_TESTS names them rmpp_loss), BENCH_CSV the samples' file (default
+# /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
 # other (A B C A B C ...), so that slow drifts of the emulated machine affect
@@ -55,6 +57,17 @@
 #              protocol and no reliability; its figure is what VM b received
 #              per second from its first frame to its last (frames the link
 #              lost are not sent again: the raw link's ceiling)
+# The RMPP-under-loss rows (rmpp_loss, rmpp_resent, rmpp_p99) move
+# RMPP_LOSS_MSGS messages of 64 KiB from VM a to VM b (`srnic rmpp bw`, eight
+# in flight, `srnic rmpp recv` verifying on VM b) while tc netem drops
+# RMPP_LOSS_PPMS (parts per million) of VM a's frames, the data direction,
+# with each receiver-driven recovery on both endpoints (systems nak-off: the
+# paper's sender timeout only, nak-go-back, nak-selective): MiB/s; the bytes
+# sent again per byte lost (srnic's rmpp_resent_bytes over netem's drops
+# times VM a's mean RMPP payload per frame); the 99th percentile of the
+# messages' completion times (post to completion) in ms. The size column
+# holds the loss in ppm; rmpp_resent and rmpp_p99 are second figures of the
+# rmpp_loss run (frames 0).
 # The block rows compare srnic_blk with the
 # remote block devices Linux has, each exporting 64 MiB of VM b's memory to fio
 # on VM a (io_uring, O_DIRECT, one job, time-based):
@@ -108,6 +121,16 @@ RMPP_SIZE=1048576
 RMPP_MSGS=$((BW_BYTES / RMPP_SIZE))
 RMPP_SYSTEMS="rmpp af_packet"
 BENCH_RMPP=${BENCH_RMPP:-1}
+RMPP_LOSS_SIZE=65536
+RMPP_LOSS_NAKS="off go-back selective"
+if [ "${BENCH_TINY:-0}" = 1 ]; then
+	RMPP_LOSS_PPMS="50000"
+	RMPP_LOSS_MSGS=16
+else
+	RMPP_LOSS_PPMS="1000 10000 20000 50000"
+	RMPP_LOSS_MSGS=200
+fi
+BENCH_RMPP_LOSS=${BENCH_RMPP_LOSS:-1}
 # The message-rate rows' message size.
 RATE_SIZE=64
 RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
@@ -125,17 +148,18 @@ BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
-	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0
+	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0 BENCH_RMPP_LOSS=0
 	qps_named=0 idle_named=0
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
 		rmpp_bw) BENCH_RMPP=1 ;;
+		rmpp_loss) BENCH_RMPP_LOSS=1 ;;
 		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
 		*_lat) BENCH_LAT_TESTS="$BENCH_LAT_TESTS $t" ;;
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
 		qps) qps_named=1 ;;
 		idle_mem) idle_named=1 ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw)" ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_loss)" ;;
 		esac
 	done
 	[ $qps_named = 1 ] || QPS_COUNTS=
@@ -651,6 +675,42 @@ rmpp_run() {
 	record "$rep" rmpp_bw "$RMPP_SIZE" "$sys" "$fig" MiB/s "$before" "$(cpu_fields "$bytes")"
 }
 
+# rmpp_peer_idle: VM b has no RMPP endpoint (none lingering either).
+rmpp_peer_idle() { [ "$(peer_rmpp_stat endpoints)" = 0 ]; }
+
+# rmpp_loss_run REP PPM NAK: the RMPP-under-loss rows of one loss rate and
+# one recovery setting (see the header).
+rmpp_loss_run() {
+	local rep=$1 ppm=$2 nak=$3 sys=nak-$3 before out fig drops pkts0 bytes0 resent0 ratio p99
+	# A receiver that has exited may linger until its last reply is answered:
+	# its NID is free again once the peer has no endpoint.
+	wait_until 30 rmpp_peer_idle || echo "bench: an RMPP endpoint still lingers on VM b"
+	/bin/tc qdisc del dev eth0 root 2>/dev/null
+	/bin/tc qdisc add dev eth0 root netem loss "$(awk -v p="$ppm" 'BEGIN { printf "%g", p / 10000 }')%" ||
+		fail "bench: tc netem"
+	before=$(frames_now)
+	pkts0=$(rmpp_stat tx_packets) bytes0=$(rmpp_stat tx_bytes) resent0=$(rmpp_stat resent_bytes)
+	peer_bg rmpp_loss_srv "srnic rmpp recv -n 2 -C $RMPP_LOSS_MSGS --max-size $RMPP_LOSS_SIZE --nak $nak --max-retries 100000 -t 120"
+	rmpp_wait_ready rmpp_loss_srv 60 || fail "bench: the RMPP receiver did not start"
+	out=$(timeout "$T" srnic rmpp bw -n 1 --to 2 -C "$RMPP_LOSS_MSGS" -S "$RMPP_LOSS_SIZE" -w 8 \
+		--nak "$nak" --max-retries 100000 -t 120 2>&1)
+	peer_wait rmpp_loss_srv 120 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP receiver failed"; }
+	drops=$(/bin/tc -s qdisc show dev eth0 | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1)
+	/bin/tc qdisc del dev eth0 root 2>/dev/null
+	# rmpp bw: N x S bytes in T s: R MB/s; completion median M us, p99 P us, max X us
+	fig=$(echo "$out" | sed -n 's/^rmpp bw: \([0-9]*\) x \([0-9]*\) bytes in \([0-9.]*\) s: .*/\1 \2 \3/p' |
+		awk '$3 > 0 { printf "%.2f\n", $1 * $2 / $3 / 1048576 }')
+	p99=$(echo "$out" | sed -n 's/^rmpp bw: .*, p99 \([0-9.]*\) us, .*/\1/p' | awk '{ printf "%.1f\n", $1 / 1000 }')
+	# Lost payload: netem's drops times the mean payload of VM a's frames.
+	ratio=$(awk -v d="${drops:-0}" -v p="$(($(rmpp_stat tx_packets) - pkts0))" \
+		-v b="$(($(rmpp_stat tx_bytes) - bytes0))" -v r="$(($(rmpp_stat resent_bytes) - resent0))" \
+		'BEGIN { if (d > 0 && p > 0 && b > 0) printf "%.2f\n", r / (d * b / p) }')
+	[ -n "$fig" ] || echo "$out"
+	record "$rep" rmpp_loss "$ppm" "$sys" "$fig" MiB/s "$before"
+	record_more "$rep" rmpp_resent "$ppm" "$sys" "${fig:+$ratio}" x
+	record_more "$rep" rmpp_p99 "$ppm" "$sys" "${fig:+$p99}" ms
+}
+
 # bench_rdma_rows REP: the RDMA, RMPP and TCP rows of one repetition.
 bench_rdma_rows() {
 	local rep=$1 size test sys n
@@ -692,6 +752,13 @@ bench_rdma_rows() {
 			rmpp_run "$rep" "$sys"
 		done
 	fi
+	if [ "$BENCH_RMPP_LOSS" = 1 ]; then
+		for n in $RMPP_LOSS_PPMS; do
+			for sys in $RMPP_LOSS_NAKS; do
+				rmpp_loss_run "$rep" "$n" "$sys"
+			done
+		done
+	fi
 }
 
 # bench_blk_rows REP: the block rows of one repetition.
@@ -721,7 +788,7 @@ bench_main() {
 	if [ $rdma = 1 ] && [ -z "${BENCH_RDMA_SYSTEMS:-}" ] && rxe_probe; then
 		PERF_SYSTEMS="$RDMA_SYSTEMS rxe"
 	fi
-	if [ $rdma = 1 ] && [ "$BENCH_RMPP" = 1 ]; then
+	if [ $rdma = 1 ] && { [ "$BENCH_RMPP" = 1 ] || [ "$BENCH_RMPP_LOSS" = 1 ]; }; then
 		rmpp_setup || fail "bench: the RMPP node tables"
 	fi
 	bench_say "guest: $(nproc) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"
