@@ -14,9 +14,11 @@
 //! - [`wire`]: the header, zero-copy [`wire::Packet`] view and [`wire::Repr`];
 //! - [`entity`]: entity identifiers (section 3.1, Appendix IV);
 //! - [`checksum`]: the VMTP checksum (section 3.2);
-//! - [`group`]: delivery masks and how a packet group is cut into packets.
+//! - [`group`]: delivery masks and how a packet group is cut into packets;
+//! - [`engine`]: the sans-IO transaction engine of one host ([`engine::Engine`]).
 
 pub mod checksum;
+pub mod engine;
 pub mod entity;
 pub mod group;
 pub mod wire;

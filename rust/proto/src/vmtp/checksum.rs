@@ -49,6 +49,54 @@ pub fn compute(covered: &[u8]) -> [u8; LEN] {
     [a0, a1, b0, b1]
 }
 
+/// The checksum of bytes given in pieces (header, then data, then padding):
+/// what [`compute`] gives for their concatenation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Summer {
+    sums: [u32; 2],
+    /// Bytes taken so far.
+    pos: usize,
+    /// The first byte of a 16-bit word whose second byte is still to come.
+    odd: Option<u8>,
+}
+
+impl Summer {
+    /// Adds the next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            match self.odd.take() {
+                None => self.odd = Some(b),
+                Some(hi) => {
+                    // The word started at pos - 1: its cluster picks the sum.
+                    let cluster = self.pos.saturating_sub(1) / CLUSTER;
+                    if let Some(s) = self.sums.get_mut(cluster & 1) {
+                        *s =
+                            u32::from(fold(s.wrapping_add(u32::from(u16::from_be_bytes([hi, b])))));
+                    }
+                }
+            }
+            self.pos = self.pos.wrapping_add(1);
+        }
+    }
+
+    /// The checksum field for the bytes taken.
+    pub fn finish(mut self) -> [u8; LEN] {
+        if let Some(hi) = self.odd.take() {
+            let cluster = self.pos.saturating_sub(1) / CLUSTER;
+            if let Some(s) = self.sums.get_mut(cluster & 1) {
+                *s = u32::from(fold(s.wrapping_add(u32::from(u16::from_be_bytes([hi, 0])))));
+            }
+        }
+        let [a, b] = self.sums.map(|s| match fold(s) {
+            0 => 0xffff,
+            v => v,
+        });
+        let [a0, a1] = a.to_be_bytes();
+        let [b0, b1] = b.to_be_bytes();
+        [a0, a1, b0, b1]
+    }
+}
+
 /// What a received checksum field says about the covered bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -86,6 +134,20 @@ mod tests {
         assert_eq!(verify(&[1, 2], [0; 4]), Verdict::Absent);
         assert_eq!(verify(&[1, 2], compute(&[1, 2])), Verdict::Good);
         assert_eq!(verify(&[1, 3], compute(&[1, 2])), Verdict::Bad);
+    }
+
+    #[test]
+    fn pieces_sum_like_the_whole() {
+        let bytes: [u8; 150] = core::array::from_fn(|i| (i as u8).wrapping_mul(37) ^ 0x5a);
+        for cut in [0, 1, 31, 32, 33, 64, 99, 149, 150] {
+            for cut2 in [cut, (cut + 7).min(150), 150] {
+                let mut s = super::Summer::default();
+                s.update(&bytes[..cut]);
+                s.update(&bytes[cut..cut2]);
+                s.update(&bytes[cut2..]);
+                assert_eq!(s.finish(), compute(&bytes), "{cut} {cut2}");
+            }
+        }
     }
 
     #[test]

@@ -86,6 +86,30 @@ pub fn next_packet(left: u32, segment_size: u32, max_data: u32) -> u32 {
     mask
 }
 
+/// Like [`next_packet`], but only adjacent blocks: the lowest block of
+/// `left` and the ones right after it, so that the packet's data is one range
+/// of the segment.
+pub fn next_run(left: u32, segment_size: u32, max_data: u32) -> u32 {
+    let mut mask = 0u32;
+    let mut len = 0u32;
+    let Some(first) = blocks(left).next() else {
+        return 0;
+    };
+    for i in first..MAX_BLOCKS {
+        let bit = 1u32.wrapping_shl(i);
+        if left & bit == 0 {
+            break;
+        }
+        let n = len.saturating_add(block_len(i, segment_size));
+        if mask != 0 && padded(n) > max_data {
+            break;
+        }
+        mask |= bit;
+        len = n;
+    }
+    mask
+}
+
 /// The packets that send the blocks of `mask` (see [`next_packet`]), as their
 /// PacketDelivery masks.
 pub fn packets(mask: u32, segment_size: u32, max_data: u32) -> impl Iterator<Item = u32> {
@@ -112,5 +136,11 @@ mod tests {
         assert_eq!(data_len(0x6000, 0x1d00), Some(768));
         assert_eq!(data_len(0x8000, 0x1d00), None);
         assert_eq!((padded(0), padded(1), padded(8), padded(9)), (0, 8, 8, 16));
+        assert_eq!(next_run(0x1400, 0x1d00, 1412), 0x400);
+        // Two full blocks, or three when the third is the short last one.
+        assert_eq!(next_run(0x3800, 0x1d00, 1412), 0x1800);
+        assert_eq!(next_run(0x7000, 0x1d00, 1412), 0x7000);
+        assert_eq!(next_run(0x6000, 0x1d00, 1412), 0x6000);
+        assert_eq!(next_run(0, 0x1d00, 1412), 0);
     }
 }

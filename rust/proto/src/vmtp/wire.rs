@@ -212,7 +212,8 @@ impl Control {
         }
     }
 
-    fn to_word(self) -> u32 {
+    /// The control word as sent.
+    pub fn to_word(self) -> u32 {
         (self.flags & ctrl::ALL)
             | (u32::from(self.retransmit_count) & 7) << 20
             | (u32::from(self.forward_count) & 0xf) << 16
@@ -221,7 +222,8 @@ impl Control {
             | u32::from(self.function == Function::Response)
     }
 
-    fn from_word(w: u32) -> Self {
+    /// The fields of a control word.
+    pub fn from_word(w: u32) -> Self {
         Control {
             flags: w & ctrl::ALL,
             retransmit_count: (w.wrapping_shr(20) & 7) as u8,
