@@ -14,7 +14,7 @@ set -euo pipefail
 
 CARGO_FUZZ_VERSION=0.13.2
 CARGO_FUZZ_ROOT=$SRNIC_CACHE/cargo-fuzz
-TARGETS=(mpa_framer mpa_negotiate ddp_rdmap rmpp_parse rmpp_receiver)
+TARGETS=(mpa_framer mpa_negotiate ddp_rdmap rmpp_parse rmpp_receiver vmtp_engine)
 SMOKE_SECONDS=${SRNIC_FUZZ_SECONDS:-10}
 RUN_SECONDS=600
 

@@ -19,6 +19,8 @@ mod rmpp_receiver;
 mod seeds;
 #[path = "../../../tests/fuzz/src/util.rs"]
 mod util;
+#[path = "../../../tests/fuzz/src/vmtp_engine.rs"]
+mod vmtp_engine;
 
 use std::path::PathBuf;
 
@@ -30,16 +32,18 @@ pub fn target(name: &str) -> fn(&[u8]) {
         "ddp_rdmap" => ddp_rdmap::check,
         "rmpp_parse" => rmpp_parse::check,
         "rmpp_receiver" => rmpp_receiver::check,
+        "vmtp_engine" => vmtp_engine::check,
         other => panic!("unknown fuzz target {other}"),
     }
 }
 
-const TARGETS: [&str; 5] = [
+const TARGETS: [&str; 6] = [
     "mpa_framer",
     "mpa_negotiate",
     "ddp_rdmap",
     "rmpp_parse",
     "rmpp_receiver",
+    "vmtp_engine",
 ];
 
 fn corpus_dir(t: &str) -> PathBuf {

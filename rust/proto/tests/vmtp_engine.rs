@@ -159,7 +159,8 @@ struct Params {
 impl Params {
     fn new(seed: u64, loss_ppm: u32) -> Self {
         let mut cfg = Config::new();
-        cfg.max_retries = 1000;
+        cfg.max_retries = 50;
+        cfg.linger = cfg.response_timeout * 52;
         Params {
             seed,
             loss_ppm,
@@ -690,4 +691,20 @@ fn datagram_requests_need_no_response() {
         Err(srnic_proto::vmtp::engine::CallError::NoRequest)
     );
     assert!(b.transmit(0).is_empty(), "no Notify, no Response");
+}
+
+#[test]
+fn linger_must_outlast_the_retry_span() {
+    use srnic_proto::vmtp::engine::ConfigError;
+    // A server that forgets a transaction while its client may still retry
+    // it would take the retry for a new Request (found by vmtp_engine
+    // fuzzing): the configuration is refused.
+    let mut c = Config::new();
+    assert_eq!(c.validate(), Ok(()));
+    c.linger = c.response_timeout * u64::from(c.max_retries + 1);
+    assert_eq!(c.validate(), Err(ConfigError::LingerTooShort));
+    c.linger += 1;
+    assert_eq!(c.validate(), Ok(()));
+    c.mtu = 500;
+    assert_eq!(c.validate(), Err(ConfigError::MtuTooSmall));
 }

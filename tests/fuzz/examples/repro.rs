@@ -13,6 +13,7 @@ fn main() {
         "ddp_rdmap" => srnic_fuzz::ddp_rdmap::check(&data),
         "rmpp_parse" => srnic_fuzz::rmpp_parse::check(&data),
         "rmpp_receiver" => srnic_fuzz::rmpp_receiver::check(&data),
+        "vmtp_engine" => srnic_fuzz::vmtp_engine::check(&data),
         other => panic!("unknown target {other}"),
     }
     println!("ok");

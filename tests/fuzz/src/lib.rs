@@ -15,3 +15,4 @@ pub mod rmpp_parse;
 pub mod rmpp_receiver;
 pub mod seeds;
 pub mod util;
+pub mod vmtp_engine;

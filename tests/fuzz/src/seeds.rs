@@ -302,5 +302,37 @@ pub fn all() -> Vec<Seed> {
     v.extend(mpa_negotiate());
     v.extend(ddp_rdmap());
     v.extend(rmpp());
+    v.extend(vmtp());
+    v
+}
+
+/// VMTP transactions (see `vmtp_engine::check` for the operations).
+fn vmtp() -> Vec<Seed> {
+    let mut v = Vec::new();
+    // Two transactions (1 KiB / 3 KiB and 5000 B / 100 B), everything
+    // delivered in order, the server answering; MTU 1500.
+    let mut d = vec![2u8];
+    d.extend([0, 0, 0x04, 0x00, 0x0c, 0x00, 0, 1, 0x13, 0x88, 0x00, 0x64]);
+    d.extend([1; 12]);
+    d.extend([10]);
+    d.extend([2; 12]);
+    d.extend([9, 10, 1, 2, 2, 1, 9, 40]);
+    v.push(seed("vmtp_engine", "two_transactions", d));
+    // A 16 KiB Request with packets lost, duplicated and reordered, then
+    // timeouts (the server asks for the missing blocks).
+    let mut d = vec![2u8];
+    d.extend([
+        0, 0, 0x40, 0x00, 0x00, 0x10, 3, 5, 6, 1, 3, 1, 1, 6, 1, 1, 1,
+    ]);
+    d.extend([9, 20, 2, 1, 1, 1, 1, 9, 40, 10, 2, 2, 2, 2, 9, 80, 2, 2]);
+    v.push(seed("vmtp_engine", "loss_and_retries", d));
+    // Corruption, an injected packet, a client closed mid-transaction.
+    let mut d = vec![0x16u8];
+    d.extend([0, 1, 0x08, 0x00, 0x08, 0x00, 7, 0, 0, 80, 0x20, 1, 8, 0, 64]);
+    d.extend([0x55; 64]);
+    d.extend([
+        1, 11, 1, 0, 1, 0, 0x01, 0x00, 0, 0x10, 1, 1, 10, 2, 2, 9, 200,
+    ]);
+    v.push(seed("vmtp_engine", "corrupt_inject_close", d));
     v
 }

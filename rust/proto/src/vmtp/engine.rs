@@ -67,7 +67,10 @@ pub struct Config {
     /// before it sends its header again, with APG.
     pub ack_timeout: u64,
     /// TS4: how long a server keeps the record of a finished transaction to
-    /// recognise duplicates.
+    /// recognise duplicates. It must exceed a client's whole retry span
+    /// (`response_timeout * (max_retries + 1)`) plus the network's packet
+    /// lifetime: a Request that arrives after its record is gone is taken
+    /// for a new one (this engine does not Probe the client).
     pub linger: u64,
     /// Retransmissions of one thing before giving up (RFC: 5).
     pub max_retries: u32,
@@ -80,15 +83,16 @@ pub struct Config {
 
 impl Config {
     /// The RFC's suggestions for a LAN: TC1 = TC2 + 200 ms with TC2 = 10 ms,
-    /// TC3 = TS1 = 10 packet times (10 ms here), TS5 = 100 ms, TS4 = 500 ms,
-    /// 5 retries, no gap, checksums on; MTU 1500.
+    /// TC3 = TS1 = 10 packet times (10 ms here), TS5 = 100 ms, 5 retries, no
+    /// gap, checksums on; MTU 1500. TS4 is 2 s rather than the RFC's 500 ms,
+    /// which assumes a server that Probes clients it does not know.
     pub const fn new() -> Self {
         Config {
             mtu: 1500,
             response_timeout: 210_000_000,
             group_timeout: 10_000_000,
             ack_timeout: 100_000_000,
-            linger: 500_000_000,
+            linger: 2_000_000_000,
             max_retries: 5,
             packet_gap: 0,
             checksum: true,
@@ -113,6 +117,12 @@ impl Config {
         if self.response_timeout == 0 || self.group_timeout == 0 || self.ack_timeout == 0 {
             return Err(ConfigError::ZeroTimeout);
         }
+        let span = self
+            .response_timeout
+            .saturating_mul(u64::from(self.max_retries).saturating_add(1));
+        if self.linger <= span {
+            return Err(ConfigError::LingerTooShort);
+        }
         Ok(())
     }
 }
@@ -130,6 +140,8 @@ pub enum ConfigError {
     MtuTooSmall,
     /// A timeout is zero.
     ZeroTimeout,
+    /// [`Config::linger`] does not exceed a client's retry span.
+    LingerTooShort,
 }
 
 /// What a local entity does.
@@ -495,8 +507,10 @@ pub struct Engine<L, R> {
     counters: Counters,
     /// Earliest time the next data packet of a group may go (pacing).
     next_data_at: u64,
-    /// Transaction identifiers of new clients start here.
-    first_transaction: u32,
+    /// The last transaction identifier given out: one sequence for every
+    /// client of the host, so that a client entity opened again never
+    /// reuses an identifier its servers may remember.
+    last_transaction: u32,
 }
 
 impl<L, R> Engine<L, R>
@@ -504,9 +518,10 @@ where
     L: AsMut<[Local]> + AsRef<[Local]>,
     R: AsMut<[Csr]> + AsRef<[Csr]>,
 {
-    /// An engine over caller-supplied tables (reset). `first_transaction`
-    /// should be random: a client's identifiers must not repeat across
-    /// restarts while servers remember them (section 2.5.1).
+    /// An engine over caller-supplied tables (reset). The host's clients
+    /// take transaction identifiers from one sequence that starts after
+    /// `first_transaction`, which should be random: identifiers must not
+    /// repeat across restarts while servers remember them (section 2.5.1).
     pub fn new(
         cfg: Config,
         mut locals: L,
@@ -523,7 +538,7 @@ where
             notifies: [None; NOTIFY_QUEUE],
             counters: Counters::default(),
             next_data_at: 0,
-            first_transaction,
+            last_transaction: first_transaction,
         })
     }
 
@@ -555,11 +570,10 @@ where
             // (A closed entity's slot is free once its completion is out.)
             .find(|(_, l)| l.role.is_none() && l.tx.is_idle())
             .ok_or(OpenError::Full)?;
-        let salt = (i as u32).wrapping_mul(0x9e37_79b9);
         *slot = Local {
             entity,
             role: Some(role),
-            tx: ClientTx::new(self.first_transaction.wrapping_add(salt)),
+            tx: ClientTx::default(),
         };
         Ok(Handle(i))
     }

@@ -51,13 +51,6 @@ pub struct ClientTx {
 }
 
 impl ClientTx {
-    pub(super) fn new(first_transaction: u32) -> Self {
-        ClientTx {
-            transaction: first_transaction,
-            ..ClientTx::default()
-        }
-    }
-
     /// The entity is closed: its transaction ends.
     pub(super) fn abort(&mut self) {
         if matches!(self.phase, Phase::Awaiting | Phase::Receiving) {
@@ -117,6 +110,7 @@ where
             return Err(CallError::TooLong);
         }
         let rto = self.cfg.response_timeout;
+        let transaction = self.last_transaction.wrapping_add(1);
         let l = self
             .locals
             .as_mut()
@@ -136,7 +130,7 @@ where
         let flags = req_code.0 & !(code::CMD | code::MDM | code::SDA | code::CRE | code::MRD);
         *tx = ClientTx {
             phase: Phase::Awaiting,
-            transaction: tx.transaction.wrapping_add(1),
+            transaction,
             server,
             addr,
             out: Outgoing::new(Code(flags), user20, len, cookie),
@@ -152,7 +146,8 @@ where
             deadline: Some(now.saturating_add(rto)),
             completion: None,
         };
-        Ok(tx.transaction)
+        self.last_transaction = transaction;
+        Ok(transaction)
     }
 
     /// The next Request packet of some client: a header (`data` false) or
