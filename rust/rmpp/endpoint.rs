@@ -329,7 +329,14 @@ impl Ep {
         );
         let ep = ep?;
         let qmax = rx_queue_max(&params);
-        let port = Port::open(ifname, params.ethertype, params.nid, qmax, &PORT_FILTER, ep.clone())?;
+        let port = Port::open(
+            ifname,
+            params.ethertype,
+            params.nid,
+            qmax,
+            &PORT_FILTER,
+            ep.clone(),
+        )?;
         if port.ifindex() != bound.ifindex {
             // Renamed under us: refuse rather than bind another device.
             return Err(ENODEV);

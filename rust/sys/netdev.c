@@ -123,8 +123,9 @@ static struct net *srnic_caller_net(void)
 
 /*
  * Attaches to the netdev named ifname in the caller's network namespace for
- * frames of ethertype addressed to nid that pass filter (copied). Until srnic_port_close(), notify(owner)
- * may be called from softirq context at any time.
+ * frames of ethertype addressed to nid that pass filter (copied). Until
+ * srnic_port_close(), notify(owner) may be called from softirq context at any
+ * time.
  */
 struct srnic_port *srnic_port_open(const char *ifname, u16 ethertype, u32 nid, u32 qmax,
 				   const struct srnic_port_filter *filter,
