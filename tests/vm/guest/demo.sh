@@ -55,6 +55,7 @@ srnic rmpp send -n 1 --to 2 -C 200 -S 1,1500,8192,65536 -w 8 $T | while IFS= rea
 peer_wait demo_rmpp 600 | grep -v ready | while IFS= read -r l; do say "  b: $l"; done
 say "  delivered (acknowledged to a): $(rmpp_stat msgs_sent), received and verified on b: $(peer_rmpp_stat msgs_received)"
 say "  retransmitted (sender timeouts on a): $(rmpp_stat retransmits), packets sent by a: $(rmpp_stat tx_packets)"
+say "  NAKs (selective, negotiated): sent by b $(peer_rmpp_stat naks_sent), acted on by a $(rmpp_stat naks_received); packets a sent again: $(rmpp_stat resent_packets)"
 say "  duplicates dropped on b: $(peer_rmpp_stat drop_duplicate), grants issued by b: $(peer_rmpp_stat grants)"
 /bin/tc qdisc del dev eth0 root
 peer "/bin/tc qdisc del dev eth0 root"
