@@ -34,6 +34,7 @@ mod server;
 pub use self::client::ClientTx;
 pub use self::server::Csr;
 
+use super::super::bytes::{be32, be64, put};
 use super::checksum;
 use super::entity::{EntityId, DOMAIN_INTERNET};
 use super::group;
@@ -46,6 +47,18 @@ pub type Addr = [u8; 4];
 
 /// Bytes of the IPv4 header in front of every packet (no options).
 pub const IP_HEADER_LEN: u32 = 20;
+
+/// Where a Notify's parameters sit in its 20 bytes of CoResidentEntity and
+/// user data (Appendix III).
+mod notify_at {
+    /// The entity the Notify is about (the CoResidentEntity field).
+    pub(super) const ABOUT: usize = 0;
+    /// NotifyVmtpClient: the control word (a receive sequence follows);
+    /// NotifyVmtpServer: the client (8 bytes).
+    pub(super) const SECOND: usize = 8;
+    /// The transaction.
+    pub(super) const TRANSACTION: usize = 16;
+}
 
 /// Notifies waiting to be sent when the queue is full are dropped: the
 /// peer's timers recover.
@@ -599,6 +612,13 @@ where
             .filter(|l| l.role == Some(role))
     }
 
+    fn local_mut(&mut self, h: Handle, role: Role) -> Option<&mut Local> {
+        self.locals
+            .as_mut()
+            .get_mut(h.0)
+            .filter(|l| l.role == Some(role))
+    }
+
     fn find_local(&self, entity: EntityId, role: Role) -> Option<Handle> {
         self.locals
             .as_ref()
@@ -651,12 +671,7 @@ where
     fn rx_management(&mut self, now: u64, r: &Repr) -> Result<(), RxDrop> {
         let delivery = r.msg_delivery;
         let rcode = r.segment_size;
-        let user = &r.user;
-        let word = |i: usize| {
-            user.get(i..i.saturating_add(4))
-                .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                .map_or(0, u32::from_be_bytes)
-        };
+        let transaction = be32(&r.user, notify_at::TRANSACTION).unwrap_or(0);
         match r.code.0 {
             code::NOTIFY_VMTP_CLIENT => {
                 // CoResidentEntity: the client; user data: control word,
@@ -664,7 +679,6 @@ where
                 let h = self
                     .find_local(r.co_resident(), Role::Client)
                     .ok_or(RxDrop::UnknownEntity)?;
-                let transaction = word(16);
                 self.client_notify(now, h, transaction, delivery, rcode)
             }
             code::NOTIFY_VMTP_SERVER => {
@@ -672,12 +686,7 @@ where
                 let h = self
                     .find_local(r.co_resident(), Role::Server)
                     .ok_or(RxDrop::UnknownEntity)?;
-                let client = EntityId::from_be_bytes(
-                    user.get(8..16)
-                        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                        .unwrap_or([0; 8]),
-                );
-                let transaction = word(16);
+                let client = EntityId(be64(&r.user, notify_at::SECOND).unwrap_or(0));
                 self.server_notify(now, h, client, transaction, delivery, rcode)
             }
             _ => Err(RxDrop::Unsupported),
@@ -710,19 +719,17 @@ where
     fn poll_notify(&mut self, header: &mut [u8; HEADER_LEN]) -> Option<Transmit> {
         let n = self.notifies.iter_mut().find_map(Option::take)?;
         let mut user = [0u8; 20];
-        let mut put = |at: usize, b: &[u8]| {
-            if let Some(d) = user.get_mut(at..at.saturating_add(b.len())) {
-                d.copy_from_slice(b);
-            }
-        };
-        put(0, &n.about.to_be_bytes());
+        put(&mut user, notify_at::ABOUT, &n.about.to_be_bytes());
         if n.to_client {
-            put(8, &n.control.to_be_bytes());
-            put(16, &n.transaction.to_be_bytes());
+            put(&mut user, notify_at::SECOND, &n.control.to_be_bytes());
         } else {
-            put(8, &n.client.to_be_bytes());
-            put(16, &n.transaction.to_be_bytes());
+            put(&mut user, notify_at::SECOND, &n.client.to_be_bytes());
         }
+        put(
+            &mut user,
+            notify_at::TRANSACTION,
+            &n.transaction.to_be_bytes(),
+        );
         let repr = Repr {
             client: n.from,
             domain: DOMAIN_INTERNET,
@@ -858,37 +865,73 @@ impl Outgoing {
     pub(super) fn has_data(&self) -> bool {
         self.left != 0
     }
+
+    /// The next packet of the message ([`Outgoing::next`]), its header
+    /// written to `buf`. A retransmission (`apg`: the sender's timeout, or
+    /// blocks sent before) asks for an acknowledgement with its last packet
+    /// (or its header alone).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn transmit(
+        &mut self,
+        ends: Ends,
+        apg: bool,
+        max_data: u32,
+        data: bool,
+        buf: &mut [u8; HEADER_LEN],
+        counters: &mut Counters,
+    ) -> Option<Transmit> {
+        let (mask, payload, pad, again) = self.next(max_data, data)?;
+        let len = payload.map_or(0, |p| p.len);
+        let retransmit = apg || again;
+        let mut control = Control::new(ends.function);
+        if retransmit && !self.has_data() {
+            control.flags = ctrl::APG;
+        }
+        let sda = if self.size > 0 { code::SDA } else { 0 };
+        let repr = Repr {
+            client: ends.client,
+            domain: DOMAIN_INTERNET,
+            word2_flags: 0,
+            length: u16::try_from(group::padded(len) / 4).unwrap_or(0),
+            control,
+            transaction: ends.transaction,
+            packet_delivery: mask,
+            server: ends.server,
+            code: Code((self.code.0 & !(code::SDA | code::MDM)) | sda),
+            user: self.user,
+            msg_delivery: 0,
+            segment_size: self.size,
+        };
+        repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
+        if again {
+            counters.retransmitted_blocks = counters
+                .retransmitted_blocks
+                .saturating_add(u64::from(mask.count_ones()));
+        }
+        let kind = match (retransmit, ends.function) {
+            (true, _) => TxKind::Retransmit,
+            (false, Function::Request) => TxKind::Request,
+            (false, Function::Response) => TxKind::Response,
+        };
+        Some(Transmit {
+            to: ends.to,
+            payload,
+            pad,
+            kind,
+        })
+    }
 }
 
-/// Builds a Request or Response header.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn header(
-    client: EntityId,
-    server: EntityId,
-    function: Function,
-    transaction: u32,
-    flags: u32,
-    out: &Outgoing,
-    packet_delivery: u32,
-    data_len: u32,
-) -> Repr {
-    let mut control = Control::new(function);
-    control.flags = flags;
-    let sda = if out.size > 0 { code::SDA } else { 0 };
-    Repr {
-        client,
-        domain: DOMAIN_INTERNET,
-        word2_flags: 0,
-        length: u16::try_from(group::padded(data_len) / 4).unwrap_or(0),
-        control,
-        transaction,
-        packet_delivery,
-        server,
-        code: Code((out.code.0 & !(code::SDA | code::MDM)) | sda),
-        user: out.user,
-        msg_delivery: 0,
-        segment_size: out.size,
-    }
+/// The two ends of a message, its direction and its transaction: what every
+/// packet of it names.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ends {
+    pub(super) client: EntityId,
+    pub(super) server: EntityId,
+    pub(super) function: Function,
+    pub(super) transaction: u32,
+    /// Where its packets go.
+    pub(super) to: Addr,
 }
 
 /// Serial-number comparison of transaction identifiers: `a - b`.

@@ -21,9 +21,9 @@
 //! | 64     | 4·Length | segment data, padded to a multiple of 8                           |
 //! | end−4  | 4    | checksum (sum1, sum2)                                                 |
 
+use super::super::bytes::{be32, be64, put};
 use super::checksum::{self, Verdict};
 use super::entity::EntityId;
-use core::ops::Range;
 
 /// Bytes of the header.
 pub const HEADER_LEN: usize = 64;
@@ -34,20 +34,22 @@ pub const IP_PROTOCOL: u8 = 81;
 /// Largest Length: 4096 words, 16 KiB of segment data in one packet.
 pub const MAX_LENGTH: u16 = 4096;
 
+/// Byte offsets of the header's fields (see the table above).
 mod field {
-    use core::ops::Range;
-
-    pub(super) const CLIENT: Range<usize> = 0..8;
-    pub(super) const WORD2: Range<usize> = 8..12;
-    pub(super) const CONTROL: Range<usize> = 12..16;
-    pub(super) const TRANSACTION: Range<usize> = 16..20;
-    pub(super) const PACKET_DELIVERY: Range<usize> = 20..24;
-    pub(super) const SERVER: Range<usize> = 24..32;
-    pub(super) const CODE: Range<usize> = 32..36;
-    pub(super) const USER: Range<usize> = 36..56;
-    pub(super) const MSG_DELIVERY: Range<usize> = 56..60;
-    pub(super) const SEGMENT_SIZE: Range<usize> = 60..64;
+    pub(super) const CLIENT: usize = 0;
+    pub(super) const WORD2: usize = 8;
+    pub(super) const CONTROL: usize = 12;
+    pub(super) const TRANSACTION: usize = 16;
+    pub(super) const PACKET_DELIVERY: usize = 20;
+    pub(super) const SERVER: usize = 24;
+    pub(super) const CODE: usize = 32;
+    pub(super) const USER: usize = 36;
+    pub(super) const MSG_DELIVERY: usize = 56;
+    pub(super) const SEGMENT_SIZE: usize = 60;
 }
+
+/// Bytes of CoResidentEntity and user data at [`field::USER`].
+const USER_LEN: usize = 20;
 
 /// Bits of the word at offset 8 besides Version, Domain and Length.
 pub mod word2 {
@@ -276,18 +278,11 @@ pub enum ParseError {
     UnexpectedData,
 }
 
-fn get<const N: usize>(b: &[u8], r: Range<usize>) -> [u8; N] {
-    b.get(r)
-        .and_then(|s| <[u8; N]>::try_from(s).ok())
-        .unwrap_or([0; N])
-}
-
-fn put(b: &mut [u8], r: Range<usize>, v: &[u8]) {
-    if let Some(d) = b.get_mut(r) {
-        if d.len() == v.len() {
-            d.copy_from_slice(v);
-        }
-    }
+/// The 20 bytes at [`field::USER`] (zero if the buffer is short).
+fn user_at(b: &[u8]) -> [u8; USER_LEN] {
+    b.get(field::USER..field::USER.saturating_add(USER_LEN))
+        .and_then(|s| <[u8; USER_LEN]>::try_from(s).ok())
+        .unwrap_or([0; USER_LEN])
 }
 
 /// Zero-copy view of a VMTP packet (the IP payload).
@@ -314,8 +309,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.buffer
     }
 
-    fn u32_at(&self, r: Range<usize>) -> u32 {
-        u32::from_be_bytes(get(self.buffer.as_ref(), r))
+    fn u32_at(&self, off: usize) -> u32 {
+        be32(self.buffer.as_ref(), off).unwrap_or(0)
+    }
+
+    fn entity_at(&self, off: usize) -> EntityId {
+        EntityId(be64(self.buffer.as_ref(), off).unwrap_or(0))
     }
 
     /// Checks that the buffer is exactly header, `4 * Length` data bytes and
@@ -346,7 +345,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The Client entity.
     pub fn client(&self) -> EntityId {
-        EntityId::from_be_bytes(get(self.buffer.as_ref(), field::CLIENT))
+        self.entity_at(field::CLIENT)
     }
 
     /// The word at offset 8.
@@ -391,7 +390,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The Server entity.
     pub fn server(&self) -> EntityId {
-        EntityId::from_be_bytes(get(self.buffer.as_ref(), field::SERVER))
+        self.entity_at(field::SERVER)
     }
 
     /// The Code word.
@@ -429,8 +428,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// The checksum field.
     pub fn checksum_field(&self) -> [u8; checksum::LEN] {
-        let at = HEADER_LEN.saturating_add(self.data_len());
-        get(self.buffer.as_ref(), at..at.saturating_add(checksum::LEN))
+        self.u32_at(HEADER_LEN.saturating_add(self.data_len()))
+            .to_be_bytes()
     }
 
     /// Checks the checksum (the packet must have passed [`Packet::check_len`]).
@@ -454,21 +453,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn fill_checksum(&mut self) {
         let sum = checksum::compute(self.covered());
         let at = HEADER_LEN.saturating_add(self.data_len());
-        put(
-            self.buffer.as_mut(),
-            at..at.saturating_add(checksum::LEN),
-            &sum,
-        );
+        put(self.buffer.as_mut(), at, &sum);
     }
 
     /// Writes "no checksum" (four zero bytes).
     pub fn clear_checksum(&mut self) {
         let at = HEADER_LEN.saturating_add(self.data_len());
-        put(
-            self.buffer.as_mut(),
-            at..at.saturating_add(checksum::LEN),
-            &[0; 4],
-        );
+        put(self.buffer.as_mut(), at, &[0; checksum::LEN]);
     }
 }
 
@@ -526,7 +517,7 @@ impl Repr {
             packet_delivery: p.packet_delivery(),
             server: p.server(),
             code: p.code(),
-            user: get(p.buffer.as_ref(), field::USER),
+            user: user_at(p.buffer.as_ref()),
             msg_delivery: p.msg_delivery(),
             segment_size: p.segment_size(),
         })
@@ -541,7 +532,7 @@ impl Repr {
 
     /// The CoResidentEntity of a Request (bytes 36 to 43).
     pub fn co_resident(&self) -> EntityId {
-        EntityId::from_be_bytes(get(&self.user, 0..8))
+        EntityId(be64(&self.user, 0).unwrap_or(0))
     }
 
     /// Writes the header (the data and the checksum are the caller's:

@@ -8,10 +8,10 @@
 
 use super::super::entity::EntityId;
 use super::super::group;
-use super::super::wire::{code, ctrl, Code, Function, Packet, Repr, HEADER_LEN};
+use super::super::wire::{code, ctrl, Code, Function, Repr, HEADER_LEN};
 use super::{
-    check_data, header, Addr, CallError, Completion, Csr, Engine, Handle, Local, Notify, Outgoing,
-    Placements, Role, RxDrop, Transmit, TxKind, TxStatus,
+    check_data, Addr, CallError, Completion, Csr, Ends, Engine, Handle, Local, Notify, Outgoing,
+    Placements, Role, RxDrop, Transmit, TxStatus,
 };
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,10 +112,7 @@ where
         let rto = self.cfg.response_timeout;
         let transaction = self.last_transaction.wrapping_add(1);
         let l = self
-            .locals
-            .as_mut()
-            .get_mut(h.0)
-            .filter(|l| l.role == Some(Role::Client))
+            .local_mut(h, Role::Client)
             .ok_or(CallError::BadHandle)?;
         let tx = &mut l.tx;
         if matches!(tx.phase, Phase::Awaiting | Phase::Receiving) || tx.completion.is_some() {
@@ -165,47 +162,24 @@ where
                 continue;
             }
             let tx = &mut l.tx;
-            let Some((mask, payload, pad, again)) = tx.out.next(max_data, data) else {
+            let ends = Ends {
+                client: l.entity,
+                server: tx.server,
+                function: Function::Request,
+                transaction: tx.transaction,
+                to: tx.addr,
+            };
+            let Some(t) = tx
+                .out
+                .transmit(ends, tx.apg, max_data, data, header_buf, counters)
+            else {
                 continue;
             };
-            let len = payload.map_or(0, |p| p.len);
-            // A retransmission asks for an acknowledgement with its last
-            // packet (or its header alone).
-            let flags = if (tx.apg || again) && !tx.out.has_data() {
-                ctrl::APG
-            } else {
-                0
-            };
-            let repr = header(
-                l.entity,
-                tx.server,
-                Function::Request,
-                tx.transaction,
-                flags,
-                &tx.out,
-                mask,
-                len,
-            );
-            repr.emit(&mut Packet::new_unchecked(&mut header_buf[..]));
-            if again {
-                counters.retransmitted_blocks = counters
-                    .retransmitted_blocks
-                    .saturating_add(u64::from(mask.count_ones()));
-            }
             if tx.datagram && !tx.out.has_data() && !tx.out.probe {
                 // A datagram is done once its last packet is out.
                 tx.finish(TxStatus::Sent);
             }
-            return Some(Transmit {
-                to: tx.addr,
-                payload,
-                pad,
-                kind: if again || tx.apg {
-                    TxKind::Retransmit
-                } else {
-                    TxKind::Request
-                },
-            });
+            return Some(t);
         }
         None
     }
@@ -224,6 +198,7 @@ where
         };
         let data = check_data(r, data)?;
         let group_timeout = self.cfg.group_timeout;
+        // Field access, not local_mut: the counters change while `tx` is held.
         let l = self
             .locals
             .as_mut()
@@ -330,9 +305,7 @@ where
     ) -> Result<(), RxDrop> {
         let rto = self.cfg.response_timeout;
         let l = self
-            .locals
-            .as_mut()
-            .get_mut(h.0)
+            .local_mut(h, Role::Client)
             .ok_or(RxDrop::UnknownEntity)?;
         let tx = &mut l.tx;
         if tx.transaction != transaction || tx.phase != Phase::Awaiting {

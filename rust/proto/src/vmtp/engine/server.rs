@@ -10,10 +10,10 @@
 
 use super::super::entity::EntityId;
 use super::super::group;
-use super::super::wire::{code, ctrl, Code, Function, Packet, Repr, HEADER_LEN};
+use super::super::wire::{code, ctrl, Code, Function, Repr, HEADER_LEN};
 use super::{
-    check_data, header, tx_diff, Addr, Arrival, CallError, Completion, Decision, Engine, Handle,
-    Local, Notify, Outgoing, Placements, Role, RxDrop, Transmit, TxKind, Upcall,
+    check_data, tx_diff, Addr, Arrival, CallError, Completion, Decision, Ends, Engine, Handle,
+    Local, Notify, Outgoing, Placements, Role, RxDrop, Transmit, Upcall,
 };
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -90,6 +90,22 @@ where
     L: AsMut<[Local]> + AsRef<[Local]>,
     R: AsMut<[Csr]> + AsRef<[Csr]>,
 {
+    /// The record of `client`'s `transaction` at server `h`, in `phase`.
+    fn csr(
+        &mut self,
+        phase: Phase,
+        h: Handle,
+        client: EntityId,
+        transaction: u32,
+    ) -> Option<&mut Csr> {
+        self.csrs.as_mut().iter_mut().find(|c| {
+            c.phase == phase
+                && c.server == h.0
+                && c.client == client
+                && c.transaction == transaction
+        })
+    }
+
     /// A Request packet to a local server.
     pub(super) fn rx_request<'a, U: Upcall + ?Sized>(
         &mut self,
@@ -304,15 +320,7 @@ where
         }
         let ack = self.cfg.ack_timeout;
         let c = self
-            .csrs
-            .as_mut()
-            .iter_mut()
-            .find(|c| {
-                c.phase == Phase::Processing
-                    && c.server == h.0
-                    && c.client == client
-                    && c.transaction == transaction
-            })
+            .csr(Phase::Processing, h, client, transaction)
             .ok_or(CallError::NoRequest)?;
         // Idempotent (DGM) Responses are not implemented: every Response is
         // kept until acknowledged.
@@ -339,44 +347,19 @@ where
             if c.phase != Phase::Responded {
                 continue;
             }
-            let Some((mask, payload, pad, again)) = c.out.next(max_data, data) else {
-                continue;
-            };
-            let server = locals.get(c.server).map_or(EntityId(0), |l| l.entity);
-            let len = payload.map_or(0, |p| p.len);
-            // A retransmission asks for an acknowledgement with its last
-            // packet (or its header alone).
-            let flags = if (c.apg || again) && !c.out.has_data() {
-                ctrl::APG
-            } else {
-                0
-            };
-            let repr = header(
-                c.client,
-                server,
-                Function::Response,
-                c.transaction,
-                flags,
-                &c.out,
-                mask,
-                len,
-            );
-            repr.emit(&mut Packet::new_unchecked(&mut header_buf[..]));
-            if again {
-                counters.retransmitted_blocks = counters
-                    .retransmitted_blocks
-                    .saturating_add(u64::from(mask.count_ones()));
-            }
-            return Some(Transmit {
+            let ends = Ends {
+                client: c.client,
+                server: locals.get(c.server).map_or(EntityId(0), |l| l.entity),
+                function: Function::Response,
+                transaction: c.transaction,
                 to: c.addr,
-                payload,
-                pad,
-                kind: if again || c.apg {
-                    TxKind::Retransmit
-                } else {
-                    TxKind::Response
-                },
-            });
+            };
+            if let Some(t) = c
+                .out
+                .transmit(ends, c.apg, max_data, data, header_buf, counters)
+            {
+                return Some(t);
+            }
         }
         None
     }
@@ -393,15 +376,7 @@ where
     ) -> Result<(), RxDrop> {
         let cfg = self.cfg;
         let c = self
-            .csrs
-            .as_mut()
-            .iter_mut()
-            .find(|c| {
-                c.phase == Phase::Responded
-                    && c.server == h.0
-                    && c.client == client
-                    && c.transaction == transaction
-            })
+            .csr(Phase::Responded, h, client, transaction)
             .ok_or(RxDrop::Stale)?;
         let all = group::all_blocks(c.out.size);
         match rcode {
