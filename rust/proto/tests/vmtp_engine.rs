@@ -13,7 +13,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use srnic_proto::vmtp::checksum::Summer;
 use srnic_proto::vmtp::engine::{
-    Addr, Completion, Config, Csr, Decision, Engine, Handle, Local, Role, RxDrop, TxKind, TxStatus,
+    destination, Addr, Completion, Config, Csr, Decision, Engine, Handle, Local, Role, RxDrop,
+    TxKind, TxStatus,
 };
 use srnic_proto::vmtp::wire::code;
 use srnic_proto::vmtp::{Code, EntityId, HEADER_LEN};
@@ -57,6 +58,8 @@ struct Host {
     arrivals: HashMap<(u64, u32), usize>,
     /// Refuse Requests with this code.
     refuse: Option<u32>,
+    /// Defer this many new Requests (no buffer yet).
+    defer: usize,
 }
 
 impl Host {
@@ -75,6 +78,7 @@ impl Host {
             completions: Vec::new(),
             arrivals: HashMap::new(),
             refuse: None,
+            defer: 0,
         }
     }
 
@@ -109,10 +113,15 @@ impl Host {
         let next_ctx = &mut self.next_ctx;
         let arrivals = &mut self.arrivals;
         let refuse = self.refuse;
+        let defer = &mut self.defer;
         let mut up = |a: &srnic_proto::vmtp::engine::Arrival| {
             *arrivals.entry((a.client.0, a.transaction)).or_default() += 1;
             if let Some(c) = refuse {
                 return Decision::Refuse(c);
+            }
+            if *defer > 0 {
+                *defer -= 1;
+                return Decision::Defer;
             }
             let ctx = *next_ctx;
             *next_ctx += 1;
@@ -707,4 +716,125 @@ fn linger_must_outlast_the_retry_span() {
     assert_eq!(c.validate(), Ok(()));
     c.mtu = 500;
     assert_eq!(c.validate(), Err(ConfigError::MtuTooSmall));
+}
+
+#[test]
+fn deferred_requests_come_again_with_the_retransmission() {
+    let (mut a, mut b, ch, _sh, server) = two_hosts();
+    let tc1 = a.eng.config().response_timeout;
+    b.defer = 1;
+    a.eng
+        .request(0, ch, server, B, Code(1), [0; 12], 10, 1, 9, 0)
+        .unwrap();
+    for (_, p, _) in a.transmit(0) {
+        assert_eq!(b.receive(0, A, &p), Err(RxDrop::Deferred));
+    }
+    // Nothing was remembered: no Notify, no record, no completion.
+    assert!(b.transmit(0).is_empty());
+    assert!(b.eng.is_idle());
+    // TC1: the client sends its header again with APG; the server takes it
+    // now, has no data yet and asks for every block.
+    a.eng.handle_timeout(tc1);
+    for now in tc1..tc1 + 4 {
+        for (_, p, _) in a.transmit(now) {
+            let _ = b.receive(now, A, &p);
+        }
+        for (_, p, _) in b.transmit(now) {
+            let _ = a.receive(now, B, &p);
+        }
+        if !b.completions.is_empty() {
+            break;
+        }
+    }
+    assert!(matches!(
+        b.completions[..],
+        [Completion::Request { len: 10, .. }]
+    ));
+    let Completion::Request { ctx, .. } = b.completions[0] else {
+        unreachable!()
+    };
+    assert_eq!(b.bufs[&ctx], vec![5; 10]);
+    assert_eq!(b.arrivals.values().sum::<usize>(), 2);
+}
+
+#[test]
+fn destination_names_the_entity_and_its_role() {
+    let (mut a, mut b, ch, _sh, server) = two_hosts();
+    let client = EntityId::internet(1, A);
+    a.eng
+        .request(0, ch, server, B, Code(1), [0; 12], 10, 1, 9, 0)
+        .unwrap();
+    let req = a.transmit(0);
+    assert_eq!(destination(&req[0].1), Ok((server, Role::Server)));
+    // A Request to nobody: the Notify is about the client.
+    let mut bad = req[0].1.clone();
+    let nobody = EntityId::internet(77, B);
+    bad[24..32].copy_from_slice(&nobody.to_be_bytes());
+    assert_eq!(destination(&bad), Ok((nobody, Role::Server)));
+    for (_, p, _) in &req {
+        b.receive(0, A, p).unwrap();
+    }
+    let Completion::Request { transaction, .. } = b.completions[0] else {
+        unreachable!()
+    };
+    b.out.insert(3, vec![1; 4]);
+    b.eng
+        .respond(0, _sh, client, transaction, Code(0), [0; 20], 4, 3)
+        .unwrap();
+    let resp = b.transmit(0);
+    assert_eq!(destination(&resp[0].1), Ok((client, Role::Client)));
+    assert_eq!(
+        destination(&resp[0].1[..10]).map(|_| ()),
+        Err(RxDrop::Parse(
+            srnic_proto::vmtp::wire::ParseError::Truncated
+        ))
+    );
+}
+
+#[test]
+fn a_closing_client_acknowledges_its_last_response() {
+    let (mut a, mut b, ch, sh, server) = two_hosts();
+    let client = EntityId::internet(1, A);
+    a.bufs.insert(9, vec![0; 4]);
+    a.eng
+        .request(0, ch, server, B, Code(1), [0; 12], 10, 1, 9, 4)
+        .unwrap();
+    for (_, p, _) in a.transmit(0) {
+        b.receive(0, A, &p).unwrap();
+    }
+    let Completion::Request { transaction, .. } = b.completions[0] else {
+        unreachable!()
+    };
+    b.out.insert(3, vec![1; 4]);
+    b.eng
+        .respond(0, sh, client, transaction, Code(0), [0; 20], 4, 3)
+        .unwrap();
+    for (_, p, _) in b.transmit(0) {
+        a.receive(0, B, &p).unwrap();
+    }
+    assert!(matches!(
+        a.completions[..],
+        [Completion::Transaction {
+            status: TxStatus::Response { .. },
+            ..
+        }]
+    ));
+    // Nothing acknowledged the Response yet; closing the client does.
+    a.eng.close(ch);
+    let sent = a.transmit(1);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].2, TxKind::Notify);
+    b.receive(1, A, &sent[0].1).unwrap();
+    assert!(b.completions.iter().any(|c| matches!(
+        c,
+        Completion::ResponseReleased {
+            cookie: 3,
+            acked: true,
+            ..
+        }
+    )));
+    // The server sends nothing more about it.
+    assert!(b.transmit(1).is_empty());
+    b.eng.handle_timeout(b.eng.config().ack_timeout + 1);
+    assert!(b.transmit(b.eng.config().ack_timeout + 1).is_empty());
 }

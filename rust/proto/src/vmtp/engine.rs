@@ -231,6 +231,10 @@ pub enum Decision {
     /// Refuse it: the client's transaction ends with this response code
     /// (for example [`code::BUSY`]).
     Refuse(u32),
+    /// Not now (no buffer yet): the packet is dropped
+    /// ([`RxDrop::Deferred`]) and nothing is remembered; the client's
+    /// retransmission brings the Request again.
+    Defer,
 }
 
 /// Upper-layer hook for new Requests. Must not fail or block.
@@ -463,6 +467,8 @@ pub enum RxDrop {
     Malformed,
     /// The table of remote clients is full (the client retries).
     TableFull,
+    /// The upper layer deferred a new Request ([`Decision::Defer`]).
+    Deferred,
 }
 
 impl From<ParseError> for RxDrop {
@@ -593,13 +599,22 @@ where
 
     /// Closes a local entity: its transaction (client) or its remote
     /// clients' records (server) end, with their completions; packets for it
-    /// are dropped from now on.
+    /// are dropped from now on. A client whose last Response arrived
+    /// acknowledges it explicitly (NotifyVmtpServer OK, section 2.5.3): no
+    /// next Request will, and its server need not retransmit it until its
+    /// retries run out.
     pub fn close(&mut self, h: Handle) {
         let Some(l) = self.locals.as_mut().get_mut(h.0) else {
             return;
         };
         match l.role.take() {
-            Some(Role::Client) => l.tx.abort(),
+            Some(Role::Client) => {
+                let ack = l.tx.final_ack(l.entity);
+                l.tx.abort();
+                if let Some(n) = ack {
+                    self.push_notify(n);
+                }
+            }
             Some(Role::Server) => self.drop_csrs_of(h),
             None => {}
         }
@@ -790,6 +805,24 @@ where
         self.locals.as_ref().iter().all(|l| l.tx.is_idle())
             && self.csrs.as_ref().iter().all(Csr::is_free)
             && self.notifies.iter().all(Option::is_none)
+    }
+}
+
+/// The local entity a received packet is for, and its role there: the
+/// server of a Request, the client of a Response, the entity a Notify is
+/// about. Reads the header only (the engine that owns the entity checks the
+/// rest); a host with several engines uses it to pick one.
+pub fn destination(packet: &[u8]) -> Result<(EntityId, Role), RxDrop> {
+    let p = Packet::new_checked(packet)?;
+    let r = Repr::parse(&p)?;
+    match r.control.function {
+        Function::Request if r.server == EntityId::MANAGER_GROUP => match r.code.0 {
+            code::NOTIFY_VMTP_CLIENT => Ok((r.co_resident(), Role::Client)),
+            code::NOTIFY_VMTP_SERVER => Ok((r.co_resident(), Role::Server)),
+            _ => Err(RxDrop::Unsupported),
+        },
+        Function::Request => Ok((r.server, Role::Server)),
+        Function::Response => Ok((r.client, Role::Client)),
     }
 }
 

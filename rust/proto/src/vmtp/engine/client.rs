@@ -66,6 +66,22 @@ impl ClientTx {
         self.phase == Phase::Awaiting && self.out.has_data()
     }
 
+    /// The explicit acknowledgement of a Response that arrived and that no
+    /// next Request acknowledges, from the client `me`.
+    pub(super) fn final_ack(&self, me: EntityId) -> Option<Notify> {
+        (self.phase == Phase::Done && !self.datagram).then(|| Notify {
+            to: self.addr,
+            from: me,
+            to_client: false,
+            about: self.server,
+            client: me,
+            transaction: self.transaction,
+            control: 0,
+            delivery: group::all_blocks(self.resp_size),
+            code: code::OK,
+        })
+    }
+
     pub(super) fn is_idle(&self) -> bool {
         matches!(self.phase, Phase::Idle | Phase::Done) && self.completion.is_none()
     }

@@ -160,6 +160,16 @@ where
             len: size,
         });
         let c = self.csrs.as_mut().get_mut(i).ok_or(RxDrop::TableFull)?;
+        if decision == Decision::Defer {
+            // An ended record stays one (its client's last transaction is
+            // over); a free slot stays free.
+            if found.is_some() {
+                c.phase = Phase::Done;
+                c.refused = None;
+                c.deadline = Some(now.saturating_add(cfg.linger));
+            }
+            return Err(RxDrop::Deferred);
+        }
         let mut req_user = [0u8; 12];
         if let Some(u) = r.user.get(8..) {
             req_user.copy_from_slice(u);
@@ -200,6 +210,7 @@ where
                 c.max = max;
                 self.rx_same_transaction(now, src, i, r, size, data, apg)
             }
+            Decision::Defer => Err(RxDrop::Deferred),
         }
     }
 
