@@ -5,6 +5,7 @@
 //! created it (today an open file, see `crate::chardev`), not to a file.
 
 pub(crate) mod budget;
+pub(crate) mod buf;
 pub(crate) mod commands;
 pub(crate) mod context;
 pub(crate) mod cq;
@@ -16,5 +17,6 @@ pub(crate) mod pd;
 pub(crate) mod qp;
 pub(crate) mod registry;
 pub(crate) mod resources;
+pub(crate) mod slots;
 pub(crate) mod stats;
 pub(crate) mod table;

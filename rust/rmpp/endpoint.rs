@@ -31,12 +31,11 @@
 //!
 //! The endpoint is split along its seams: this file holds the endpoint itself
 //! ([`Ep`]: creation, the ioctl-facing operations, closing); `endpoint/params.rs`
-//! its parameters; `endpoint/buf.rs` the buffers of messages and receives;
+//! its parameters (the buffers of messages and receives are `verbs/buf.rs`);
 //! `endpoint/tx.rs` the send path; `endpoint/rx.rs` the receive and placement
 //! path with matching; `endpoint/work.rs` the work item and the timer (one run,
 //! completions, statistics).
 
-mod buf;
 mod params;
 mod rx;
 mod tx;
@@ -44,7 +43,6 @@ mod work;
 
 pub(crate) use self::params::EpParams;
 use self::{
-    buf::Buf,
     rx::{RecvEntry, RecvState},
     tx::SendEntry,
 };
@@ -63,6 +61,8 @@ use crate::{
     },
     uapi::*,
     verbs::budget::{self, Budget, Charge},
+    verbs::buf::Buf,
+    verbs::slots::{none_vec, Slots},
     verbs::cq::Cq,
     verbs::events::{event, Events},
     verbs::limits,
@@ -101,21 +101,6 @@ const PORT_FILTER: PortFilter = {
     }
     f
 };
-
-/// A table the engine indexes: a `KVec` seen as a slice.
-struct Slots<T>(KVec<T>);
-
-impl<T> AsRef<[T]> for Slots<T> {
-    fn as_ref(&self) -> &[T] {
-        &self.0
-    }
-}
-
-impl<T> AsMut<[T]> for Slots<T> {
-    fn as_mut(&mut self) -> &mut [T] {
-        &mut self.0
-    }
-}
 
 type Eng = Engine<Slots<SendSlot>, Slots<RecvSlot>, Slots<PeerState>>;
 
@@ -181,18 +166,6 @@ pub(crate) struct Ep {
 
 impl_has_work! {
     impl HasWork<Self> for Ep { self.work }
-}
-
-fn filled<T: Clone>(n: usize, v: T) -> Result<Slots<T>> {
-    Ok(Slots(KVec::from_elem(v, n, ACCOUNTED)?))
-}
-
-fn none_vec<T>(n: usize) -> Result<KVec<Option<T>>> {
-    let mut v = KVec::with_capacity(n, ACCOUNTED)?;
-    for _ in 0..n {
-        v.push(None, ACCOUNTED)?;
-    }
-    Ok(v)
 }
 
 /// The engine's receive table: the posted receives, and as many finished
@@ -288,9 +261,9 @@ impl Ep {
         // Packets are sized from the netdev's MTU when the endpoint is created.
         let engine = Eng::new(
             params.config(mtu),
-            filled(params.max_send as usize, SendSlot::default())?,
-            filled(recv_slots, RecvSlot::default())?,
-            filled(NIDS, PeerState::default())?,
+            Slots::filled(params.max_send as usize, SendSlot::default())?,
+            Slots::filled(recv_slots, RecvSlot::default())?,
+            Slots::filled(NIDS, PeerState::default())?,
         )
         .map_err(|_| EINVAL)?;
         let inner = Inner {
@@ -377,7 +350,7 @@ impl Ep {
             return Err(ehostunreach());
         }
         // Pin (or resolve) before taking the lock: pinning may fault pages in.
-        let buf = Buf::new(&self.mrs, self.pd.id(), a.addr, a.length, a.lkey, Need::LocalRead)?;
+        let buf = Buf::new(&self.mrs, self.pd.id(), a.addr, a.length, a.lkey, Need::LocalRead, SRNIC_RMPP_MAX_MSG)?;
         let len = u32::try_from(a.length).map_err(|_| EINVAL)?;
         {
             let mut g = self.inner.lock();
@@ -406,7 +379,7 @@ impl Ep {
             return Err(EINVAL);
         }
         let max_len = u32::try_from(a.length).map_err(|_| EINVAL)?;
-        let buf = Buf::new(&self.mrs, self.pd.id(), a.addr, a.length, a.lkey, Need::LocalWrite)?;
+        let buf = Buf::new(&self.mrs, self.pd.id(), a.addr, a.length, a.lkey, Need::LocalWrite, SRNIC_RMPP_MAX_MSG)?;
         let mut g = self.inner.lock();
         if g.port.is_none() || g.linger.is_some() {
             return Err(stopped(g.link_down));

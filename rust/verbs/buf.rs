@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The bytes of an endpoint's messages and receives: pinned user pages or a
-//! range of a memory region, read and written piece by piece.
+//! The bytes of a raw-frame endpoint's messages and receives (RMPP, VMTP):
+//! pinned user pages or a range of a memory region, read and written piece
+//! by piece.
 
 use crate::{
     sys::pages::PinnedPages,
-    uapi::*,
     verbs::budget::{self, Charge},
     verbs::mr::{Mr, MrTable, Need},
 };
 use kernel::{page::PAGE_SIZE, prelude::*, sync::Arc};
 
 /// The bytes of a message or receive: pinned user pages, or a memory region.
-pub(super) enum Buf {
+pub(crate) enum Buf {
     /// A zero-length buffer.
     Empty,
     /// `len` bytes at offset `off` of the first pinned page; the page array is
@@ -24,8 +24,9 @@ pub(super) enum Buf {
 impl Buf {
     /// Resolves `[addr, addr + len)`: through the region `lkey` (which must belong
     /// to `pd_id` and allow `need`), or by pinning the user pages when `lkey` is 0.
-    pub(super) fn new(mrs: &MrTable, pd_id: u64, addr: u64, len: u64, lkey: u32, need: Need) -> Result<Self> {
-        if len > SRNIC_RMPP_MAX_MSG {
+    /// `EINVAL` when `len` exceeds `max`.
+    pub(crate) fn new(mrs: &MrTable, pd_id: u64, addr: u64, len: u64, lkey: u32, need: Need, max: u64) -> Result<Self> {
+        if len > max {
             return Err(EINVAL);
         }
         let n = usize::try_from(len).map_err(|_| EINVAL)?;
@@ -53,7 +54,8 @@ impl Buf {
         })
     }
 
-    fn len(&self) -> usize {
+    /// Its length.
+    pub(crate) fn len(&self) -> usize {
         match self {
             Buf::Empty => 0,
             Buf::Pinned { len, .. } | Buf::Region { len, .. } => *len,
@@ -68,7 +70,7 @@ impl Buf {
     }
 
     /// Copies `data` to byte `off` of the buffer.
-    pub(super) fn write(&self, off: usize, data: &[u8]) -> Result {
+    pub(crate) fn write(&self, off: usize, data: &[u8]) -> Result {
         self.check(off, data.len())?;
         match self {
             Buf::Empty => Ok(()),
@@ -78,7 +80,7 @@ impl Buf {
     }
 
     /// Calls `f` with the pieces of `[off, off + n)`, in order.
-    pub(super) fn read_pieces(&self, off: usize, n: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
+    pub(crate) fn read_pieces(&self, off: usize, n: usize, f: impl FnMut(&[u8]) -> Result) -> Result {
         self.check(off, n)?;
         match self {
             Buf::Empty => Ok(()),
