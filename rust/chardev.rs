@@ -10,6 +10,7 @@
 
 pub(crate) mod ioctl;
 pub(crate) mod post;
+pub(crate) mod vmtp;
 
 use crate::{
     sys::{

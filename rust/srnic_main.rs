@@ -10,6 +10,7 @@
 //! - [`verbs`]: the object model (context, PD, MR, CQ, QP, events, counters);
 //! - [`iwarp`]: connection management and MPA start-up;
 //! - [`rmpp`]: Sandia RMPP endpoints and the node table;
+//! - [`vmtp`]: VMTP entities and each network namespace's VMTP stack;
 //! - [`sys`]: the only code that touches `bindings::` and the C glue;
 //! - [`proto`]: the `no_std` protocol cores; [`uapi`]: the user-space ABI.
 
@@ -25,6 +26,7 @@ mod kapi;
 mod rmpp;
 pub mod sys;
 mod verbs;
+mod vmtp;
 
 /// The protocol cores, shared with the host as the `srnic-proto` crate (see
 /// `rust/proto/src/lib.rs`): `no_std`, allocation-free, sans-IO state machines.
@@ -39,6 +41,7 @@ pub mod proto {
     pub mod ring;
     pub mod rmpp;
     pub mod term;
+    pub mod vmtp;
 }
 
 /// The user-space ABI, shared with user space as the `srnic-uapi` crate.
@@ -62,6 +65,7 @@ struct SrnicModule {
     _netdevs: sys::netdev::NetdevWatch,
     _wq: sys::wq::WorkQueue,
     _nodes: rmpp::node::Registration,
+    _vmtp: vmtp::stack::Registration,
     // Last: every context (file or kernel client) is gone before it.
     _contexts: verbs::registry::Installation,
 }
@@ -74,6 +78,7 @@ impl kernel::Module for SrnicModule {
         // Documentation/srnic/index.rst.
         let contexts = verbs::registry::Installation::new()?;
         let nodes = rmpp::node::Registration::new()?;
+        let vmtp = vmtp::stack::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
         let netdevs = sys::netdev::NetdevWatch::register()?;
         let kapi = kapi::client::Registration::new()?;
@@ -85,6 +90,7 @@ impl kernel::Module for SrnicModule {
             _netdevs: netdevs,
             _wq: wq,
             _nodes: nodes,
+            _vmtp: vmtp,
             _contexts: contexts,
         })
     }

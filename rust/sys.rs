@@ -19,6 +19,7 @@ pub mod netdev;
 pub mod pages;
 pub mod param;
 pub mod random;
+pub mod rawip;
 pub mod ratelimit;
 pub mod shared;
 pub mod socket;

@@ -34,7 +34,8 @@
 #define SRNIC_CAP_MPA_CRC	(1ULL << 1)	/* MPA CRC32c */
 #define SRNIC_CAP_MPA_MARKERS	(1ULL << 2)	/* MPA markers */
 #define SRNIC_CAP_RMPP		(1ULL << 3)	/* Sandia RMPP endpoints */
-#define SRNIC_CAP_ALL		((1ULL << 4) - 1)
+#define SRNIC_CAP_VMTP		(1ULL << 4)	/* VMTP entities (RFC 1045) */
+#define SRNIC_CAP_ALL		((1ULL << 5) - 1)
 
 /*
  * SRNIC_IOCTL_QUERY_DEVICE: the ABI version, capabilities and limits of the
@@ -184,11 +185,14 @@ struct srnic_req_notify_cq {
 #define SRNIC_WC_RECV		128
 #define SRNIC_WC_RMPP_SEND	192
 #define SRNIC_WC_RMPP_RECV	193
+#define SRNIC_WC_VMTP_RESPONSE	194	/* VMTP client: its transaction ended */
+#define SRNIC_WC_VMTP_REQUEST	195	/* VMTP server: a Request arrived */
+#define SRNIC_WC_VMTP_RESPONDED	196	/* VMTP server: a Response is done with */
 
 /* Completion flags. */
 #define SRNIC_WC_WITH_INV	(1U << 0)	/* invalidated_stag is valid */
 #define SRNIC_WC_SOLICITED	(1U << 1)	/* a Send with Solicited Event */
-#define SRNIC_WC_TRUNCATED	(1U << 2)	/* RMPP: msg_len > byte_len */
+#define SRNIC_WC_TRUNCATED	(1U << 2)	/* RMPP, VMTP: msg_len > byte_len */
 
 /*
  * A work completion. `term` carries the TERMINATE that ended the QP (sent or
@@ -200,13 +204,13 @@ struct srnic_wc {
 	__u32 status;
 	__u32 opcode;
 	__u32 byte_len;
-	__u32 qp_handle;	/* the QP, or the RMPP endpoint */
+	__u32 qp_handle;	/* the QP, the RMPP endpoint or the VMTP entity */
 	__u32 flags;
 	__u32 invalidated_stag;
-	__u32 term;
-	__u32 src_nid;		/* RMPP receive: the sender */
-	__u64 tag;		/* RMPP: the message's match tag */
-	__u64 msg_len;		/* RMPP receive: the whole message's length */
+	__u32 term;		/* VMTP: the request or response code */
+	__u32 src_nid;		/* RMPP receive: the sender; VMTP: the transaction */
+	__u64 tag;		/* RMPP: the message's match tag; VMTP: the peer entity */
+	__u64 msg_len;		/* RMPP receive, VMTP: the whole message's length */
 	__u64 reserved;
 };
 
@@ -756,6 +760,182 @@ struct srnic_rmpp_stats {
 #define SRNIC_IOCTL_RMPP_SEND		_IOWR(SRNIC_IOCTL_MAGIC, 0x43, struct srnic_rmpp_send)
 #define SRNIC_IOCTL_RMPP_POST_RECV	_IOWR(SRNIC_IOCTL_MAGIC, 0x44, struct srnic_rmpp_post_recv)
 #define SRNIC_IOCTL_RMPP_QUERY_STATS	_IOWR(SRNIC_IOCTL_MAGIC, 0x45, struct srnic_rmpp_stats)
+
+/* VMTP commands take numbers 0x60 to 0x7F. */
+
+/*
+ * VMTP, the Versatile Message Transaction Protocol (RFC 1045; see
+ * Documentation/srnic/vmtp.rst): Request/Response message transactions over
+ * IPv4, IP protocol 81. A VMTP entity (a client or a server) is an object of
+ * the file like an RMPP endpoint, in the network namespace of the process
+ * that creates it; its identifier is an Internet-domain entity: a 28-bit
+ * discriminator and an IPv4 address of the host (RFC 1045, Appendix IV),
+ * unique in the namespace. A client has one transaction at a time; a server
+ * answers many clients. Completions go to a CQ and are waited for through
+ * read() and poll() like every other completion:
+ *
+ *   SRNIC_WC_VMTP_RESPONSE (client): the transaction ended. SUCCESS: the
+ *     Response arrived; byte_len bytes of it were placed (msg_len is its
+ *     size; SRNIC_WC_TRUNCATED when the buffer was shorter), term is its
+ *     code. SRNIC_WC_RETRY_EXC_ERR: no answer after max_retries
+ *     retransmissions; SRNIC_WC_REM_OP_ERR: the server answered with an
+ *     error, whose VMTP code (RFC 1045, Appendix I: 4 is no such entity, 3
+ *     busy) is in term; SRNIC_WC_WR_FLUSH_ERR: the entity was destroyed.
+ *     tag is the server, src_nid the transaction.
+ *   SRNIC_WC_VMTP_REQUEST (server): a whole Request arrived in a posted
+ *     buffer: byte_len bytes placed of msg_len; tag is the client, src_nid
+ *     the transaction and term the request code, to be named by
+ *     SRNIC_IOCTL_VMTP_RESPOND. A Request given up incomplete (its client
+ *     moved on or stopped sending) leaves its buffer posted for the next;
+ *     SRNIC_WC_WR_FLUSH_ERR: the entity was destroyed.
+ *   SRNIC_WC_VMTP_RESPONDED (server): a Response's buffer is free again.
+ *     SUCCESS: the client acknowledged it; SRNIC_WC_RETRY_EXC_ERR: it did
+ *     not, after the retransmissions; SRNIC_WC_WR_FLUSH_ERR: the entity was
+ *     destroyed.
+ */
+#define SRNIC_VMTP_MAX_SEGMENT	16384	/* bytes of data in one Request or Response */
+/*
+ * Request and response codes are the 24-bit value of the RFC's code fields:
+ * a response code of 0 is OK, other values below 0x800000 are VMTP's own
+ * (RFC 1045, Appendix I), the application's start at 0x800000.
+ */
+#define SRNIC_VMTP_MAX_CODE	0xFFFFFF
+#define SRNIC_VMTP_APPLICATION_CODE	0x800000
+#define SRNIC_VMTP_MAX_DISCRIMINATOR	0x0FFFFFFF
+
+#define SRNIC_VMTP_CLIENT	1
+#define SRNIC_VMTP_SERVER	2
+
+/* Entity flags. */
+#define SRNIC_VMTP_NO_CHECKSUM	(1U << 0)	/* send without checksums (received ones are still checked) */
+#define SRNIC_VMTP_ALL		((1U << 1) - 1)
+
+/*
+ * SRNIC_IOCTL_VMTP_CREATE: a client or server entity with discriminator on
+ * the local IPv4 address addr. A client's discriminator may be 0: the kernel
+ * picks a free one. Zero tuning fields take the defaults; the kernel writes
+ * back what it uses. EADDRINUSE if the namespace has the entity already;
+ * EADDRNOTAVAIL if no interface has addr.
+ */
+struct srnic_vmtp_create {
+	__u32 size;
+	__u32 pd_handle;	/* MRs named by lkey must belong to it */
+	__u32 cq_handle;	/* completions */
+	__u32 role;	/* SRNIC_VMTP_CLIENT or SRNIC_VMTP_SERVER */
+	__u8 addr[4];	/* a local IPv4 address */
+	__u32 discriminator;	/* in/out: at most SRNIC_VMTP_MAX_DISCRIMINATOR */
+	__u32 flags;	/* SRNIC_VMTP_* */
+	__u32 max_clients;	/* in/out, server: clients it keeps records of at once */
+	__u32 max_recv;	/* in/out, server: posted Request buffers */
+	__u32 response_timeout_ms;	/* in/out: wait for an answer before retransmitting */
+	__u32 max_retries;	/* in/out: retransmissions before a transaction fails */
+	__u32 packet_gap_us;	/* in/out: gap between the packets of a group (rate control) */
+	__u32 mtu;	/* out: largest IP packet the entity sends */
+	__u32 handle;	/* out */
+	__u64 entity;	/* out: the entity identifier */
+	__u64 reserved[2];
+};
+
+/* Request flags. */
+#define SRNIC_VMTP_DATAGRAM	(1U << 0)	/* no Response: completes once sent */
+
+/*
+ * SRNIC_IOCTL_VMTP_REQUEST (client): a transaction with server: the Request
+ * of length bytes at addr, code, and a buffer for the Response. EBUSY while
+ * the client's last transaction is in progress.
+ */
+struct srnic_vmtp_request {
+	__u32 size;
+	__u32 handle;
+	__u64 wr_id;
+	__u64 server;	/* the server's entity identifier */
+	__u32 code;	/* at most SRNIC_VMTP_MAX_CODE */
+	__u32 flags;	/* SRNIC_VMTP_DATAGRAM */
+	__u64 addr;	/* user pointer (in lkey's region if lkey != 0) */
+	__u32 length;	/* at most SRNIC_VMTP_MAX_SEGMENT */
+	__u32 lkey;	/* 0: pin the buffer while the transaction is in progress */
+	__u64 resp_addr;
+	__u32 resp_length;	/* bytes beyond it are dropped (SRNIC_WC_TRUNCATED) */
+	__u32 resp_lkey;
+	__u64 reserved;
+};
+
+/*
+ * SRNIC_IOCTL_VMTP_POST_RECV (server): a buffer for the next Request. A
+ * Request that finds none waits for its client's retransmission. EAGAIN when
+ * max_recv buffers are posted.
+ */
+struct srnic_vmtp_post_recv {
+	__u32 size;
+	__u32 handle;
+	__u64 wr_id;
+	__u64 addr;
+	__u32 length;
+	__u32 lkey;
+	__u64 reserved;
+};
+
+/*
+ * SRNIC_IOCTL_VMTP_RESPOND (server): answers the Request of client's
+ * transaction (from its SRNIC_WC_VMTP_REQUEST) with length bytes at addr and
+ * code. ENOENT when no such Request waits for an answer.
+ */
+struct srnic_vmtp_respond {
+	__u32 size;
+	__u32 handle;
+	__u64 wr_id;
+	__u64 client;
+	__u32 transaction;
+	__u32 code;	/* at most SRNIC_VMTP_MAX_CODE */
+	__u64 addr;
+	__u32 length;	/* at most SRNIC_VMTP_MAX_SEGMENT */
+	__u32 lkey;
+	__u64 reserved;
+};
+
+/*
+ * SRNIC_IOCTL_VMTP_QUERY_STATS: module-wide VMTP counters since load (gauges:
+ * entities, namespaces).
+ */
+struct srnic_vmtp_stats {
+	__u32 size;
+	__u32 reserved0;
+	__u64 entities;	/* VMTP entities now */
+	__u64 namespaces;	/* network namespaces with a VMTP socket now */
+	__u64 transactions;	/* client transactions that ended with a Response */
+	__u64 failed;	/* client transactions that failed */
+	__u64 requests;	/* Requests servers received whole */
+	__u64 requests_abandoned;	/* Requests given up incomplete */
+	__u64 responses_acked;	/* Responses their clients acknowledged */
+	__u64 responses_discarded;	/* Responses discarded unacknowledged */
+	__u64 tx_packets;	/* packets sent */
+	__u64 rx_packets;	/* packets the entities accepted */
+	__u64 tx_bytes;	/* segment bytes sent */
+	__u64 rx_bytes;	/* segment bytes placed */
+	__u64 retransmitted_blocks;	/* 512-byte blocks sent again */
+	__u64 timeouts;	/* headers sent again with APG after a timeout */
+	__u64 notifies_sent;	/* acknowledgements and retransmission requests sent */
+	__u64 notifies_received;	/* ... acted on */
+	__u64 duplicates;	/* duplicate packets recognised */
+	__u64 drop_short;	/* datagrams shorter than an IP and VMTP header */
+	__u64 drop_bad_header;	/* headers that do not parse (length, version, reserved bits) */
+	__u64 drop_checksum;	/* packets whose checksum did not match */
+	__u64 drop_unsupported;	/* another domain, or features not implemented (groups, streaming, security) */
+	__u64 drop_unknown_entity;	/* packets for an entity this namespace does not have */
+	__u64 drop_stale;	/* duplicates, old transactions, stale Notifies */
+	__u64 drop_malformed;	/* fields inconsistent with the message */
+	__u64 drop_table_full;	/* Requests refused for want of a client record */
+	__u64 drop_no_buffer;	/* Requests that found no posted buffer (the client retries) */
+	__u64 tx_errors;	/* packets that could not be sent */
+	__u64 reserved[4];
+};
+
+#define SRNIC_IOCTL_VMTP_CREATE		_IOWR(SRNIC_IOCTL_MAGIC, 0x60, struct srnic_vmtp_create)
+#define SRNIC_IOCTL_VMTP_DESTROY	_IOWR(SRNIC_IOCTL_MAGIC, 0x61, struct srnic_handle_arg)
+#define SRNIC_IOCTL_VMTP_REQUEST	_IOWR(SRNIC_IOCTL_MAGIC, 0x62, struct srnic_vmtp_request)
+#define SRNIC_IOCTL_VMTP_POST_RECV	_IOWR(SRNIC_IOCTL_MAGIC, 0x63, struct srnic_vmtp_post_recv)
+#define SRNIC_IOCTL_VMTP_RESPOND	_IOWR(SRNIC_IOCTL_MAGIC, 0x64, struct srnic_vmtp_respond)
+#define SRNIC_IOCTL_VMTP_QUERY_STATS	_IOWR(SRNIC_IOCTL_MAGIC, 0x65, struct srnic_vmtp_stats)
 
 /*
  * srnic_blk: the protocol between the block device client srnic_blk.ko and

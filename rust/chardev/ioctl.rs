@@ -12,8 +12,10 @@
 //! back in the caller's size. Each command then goes to its verbs command
 //! (`crate::verbs::commands`, shared with the kernel verbs API), which
 //! answers `EINVAL` for an unknown handle or flag and `EBUSY` for an object
-//! still in use; the RMPP commands, which only files have, are here.
+//! still in use; the RMPP commands, which only files have, are here, and the VMTP ones
+//! in `chardev/vmtp.rs`.
 
+use super::vmtp;
 use crate::{
     iwarp::params::PrivateData,
     rmpp::endpoint::{Ep, EpParams},
@@ -111,6 +113,11 @@ arg!(SrnicRmppCreateEp, SRNIC_IOCTL_RMPP_CREATE_EP, [reserved0, reserved]);
 arg!(SrnicRmppSend, SRNIC_IOCTL_RMPP_SEND, [reserved]);
 arg!(SrnicRmppPostRecv, SRNIC_IOCTL_RMPP_POST_RECV, [reserved]);
 arg!(SrnicRmppStats, SRNIC_IOCTL_RMPP_QUERY_STATS, [reserved0, reserved]);
+arg!(SrnicVmtpCreate, SRNIC_IOCTL_VMTP_CREATE, [reserved]);
+arg!(SrnicVmtpRequest, SRNIC_IOCTL_VMTP_REQUEST, [reserved]);
+arg!(SrnicVmtpPostRecv, SRNIC_IOCTL_VMTP_POST_RECV, [reserved]);
+arg!(SrnicVmtpRespond, SRNIC_IOCTL_VMTP_RESPOND, [reserved]);
+arg!(SrnicVmtpStats, SRNIC_IOCTL_VMTP_QUERY_STATS, [reserved0, reserved]);
 
 /// Bytes of a larger structure's tail read at a time.
 const TAIL_CHUNK: usize = 64;
@@ -213,6 +220,12 @@ pub(crate) fn dispatch(ctx: &Context, cmd: u32, arg: usize) -> Result<isize> {
         n if n == nr(SRNIC_IOCTL_RMPP_SEND) => with_arg(cmd, arg, |a| rmpp_send(ctx, a)),
         n if n == nr(SRNIC_IOCTL_RMPP_POST_RECV) => with_arg(cmd, arg, |a| rmpp_post_recv(ctx, a)),
         n if n == nr(SRNIC_IOCTL_RMPP_QUERY_STATS) => with_arg(cmd, arg, rmpp_query_stats),
+        n if n == nr(SRNIC_IOCTL_VMTP_CREATE) => with_arg(cmd, arg, |a| vmtp::create(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_VMTP_DESTROY) => with_handle(cmd, SRNIC_IOCTL_VMTP_DESTROY, arg, |h| vmtp::destroy(ctx, h)),
+        n if n == nr(SRNIC_IOCTL_VMTP_REQUEST) => with_arg(cmd, arg, |a| vmtp::request(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_VMTP_POST_RECV) => with_arg(cmd, arg, |a| vmtp::post_recv(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_VMTP_RESPOND) => with_arg(cmd, arg, |a| vmtp::respond(ctx, a)),
+        n if n == nr(SRNIC_IOCTL_VMTP_QUERY_STATS) => with_arg(cmd, arg, vmtp::query_stats),
         _ => Err(ENOTTY),
     }
 }

@@ -216,4 +216,16 @@ struct srnic_rd {
 
 long srnic_skb_walk(struct sk_buff *skb, unsigned int off, size_t len, struct srnic_rd *rd);
 
+/* rust/sys/rawip.rs: raw IPv4 sockets of one protocol (VMTP) */
+struct srnic_rawip;
+typedef void (*srnic_rawip_fn)(void *user);
+int srnic_rawip_open(int protocol, struct srnic_rawip **out);
+int srnic_rawip_attach(struct srnic_rawip *r, srnic_rawip_fn fn, void *user);
+void *srnic_rawip_detach(struct srnic_rawip *r);
+void srnic_rawip_release(struct srnic_rawip *r);
+int srnic_rawip_recv(struct srnic_rawip *r, void *buf, size_t len, u8 src[4]);
+int srnic_rawip_send(struct srnic_rawip *r, const u8 dst[4], const void *buf, size_t len);
+bool srnic_rawip_in_current_net(struct srnic_rawip *r);
+int srnic_ipv4_local_mtu(const u8 addr[4]);
+
 #endif /* SRNIC_GLUE_H */

@@ -75,6 +75,7 @@ impl Context {
                 qps: Table::new(limits::MAX_QP),
                 listeners: Table::new(limits::MAX_LISTENERS),
                 eps: Table::new(limits::MAX_RMPP_ENDPOINTS),
+                vmtps: Table::new(limits::MAX_VMTP_ENTITIES),
             }, "srnic_objects"),
             ACCOUNTED,
         )?;
@@ -98,12 +99,15 @@ impl Context {
     /// Ends every object of the context (as dropping it does): for a kernel
     /// client that closes. The context stays usable, empty.
     pub(crate) fn close(&self) {
-        let (qps, listeners, eps, cqs, pds) = {
+        let (qps, listeners, eps, vmtps, cqs, pds) = {
             let mut o = self.objs.lock();
-            (o.qps.drain(), o.listeners.drain(), o.eps.drain(), o.cqs.drain(), o.pds.drain())
+            (o.qps.drain(), o.listeners.drain(), o.eps.drain(), o.vmtps.drain(), o.cqs.drain(), o.pds.drain())
         };
         for ep in eps.iter() {
             ep.close();
+        }
+        for e in vmtps.iter() {
+            e.close();
         }
         for l in listeners.iter() {
             l.stop();
@@ -114,7 +118,7 @@ impl Context {
         // Refuse (reset) every request nobody accepted.
         drop(self.conns.lock().drain());
         self.mrs.clear();
-        drop((qps, listeners, eps, cqs, pds));
+        drop((qps, listeners, eps, vmtps, cqs, pds));
     }
 }
 

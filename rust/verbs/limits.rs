@@ -4,13 +4,13 @@
 
 use crate::uapi::{
     SrnicQueryDevice, SRNIC_ABI_VERSION, SRNIC_CAP_IWARP, SRNIC_CAP_MPA_CRC, SRNIC_CAP_MPA_MARKERS,
-    SRNIC_CAP_RMPP,
+    SRNIC_CAP_RMPP, SRNIC_CAP_VMTP,
 };
 use kernel::prelude::*;
 
 /// The capabilities this build implements (a bit is set only when it works).
 pub(crate) const CAPABILITIES: u64 =
-    SRNIC_CAP_IWARP | SRNIC_CAP_MPA_CRC | SRNIC_CAP_MPA_MARKERS | SRNIC_CAP_RMPP;
+    SRNIC_CAP_IWARP | SRNIC_CAP_MPA_CRC | SRNIC_CAP_MPA_MARKERS | SRNIC_CAP_RMPP | SRNIC_CAP_VMTP;
 
 /// Protection domains per context.
 pub(crate) const MAX_PD: usize = 1024;
@@ -73,6 +73,33 @@ pub(crate) const RMPP_DEFAULT_DATA_PKTS: u32 = 16;
 pub(crate) const RMPP_MAX_DATA_PKTS: u32 = 256;
 /// RMPP: most received frames queued for one endpoint's work.
 pub(crate) const RMPP_MAX_RX_QUEUE: usize = 4096;
+/// VMTP entities per context.
+pub(crate) const MAX_VMTP_ENTITIES: usize = 64;
+/// VMTP entities per network namespace (all contexts).
+pub(crate) const VMTP_MAX_PER_NET: usize = 4096;
+/// VMTP server: remote clients it keeps records of at once (default, maximum).
+pub(crate) const VMTP_DEFAULT_CLIENTS: u32 = 64;
+pub(crate) const VMTP_MAX_CLIENTS: u32 = 1024;
+/// VMTP server: posted Request buffers (default, maximum).
+pub(crate) const VMTP_DEFAULT_RECV: u32 = 16;
+pub(crate) const VMTP_MAX_RECV: u32 = 1024;
+/// VMTP: wait for an answer before retransmitting, in milliseconds (default:
+/// the RFC's TC1 for a LAN, RFC 1045 section 4.9; minimum; maximum).
+pub(crate) const VMTP_DEFAULT_TIMEOUT_MS: u32 = 210;
+pub(crate) const VMTP_MIN_TIMEOUT_MS: u32 = 10;
+pub(crate) const VMTP_MAX_TIMEOUT_MS: u32 = 60_000;
+/// VMTP: retransmissions before a transaction fails (default: the RFC's 5;
+/// maximum).
+pub(crate) const VMTP_DEFAULT_RETRIES: u32 = 5;
+pub(crate) const VMTP_MAX_RETRIES: u32 = 100;
+/// VMTP: the longest gap between the packets of a group, microseconds.
+pub(crate) const VMTP_MAX_GAP_US: u32 = 100_000;
+/// VMTP: how long a receiver waits for the rest of a group before it asks
+/// for the missing blocks (TC3 and TS1; the RFC suggests ten packet times).
+pub(crate) const VMTP_GROUP_TIMEOUT_MS: u32 = 10;
+/// VMTP: a server keeps a finished transaction's record for at least this
+/// long (TS4) to recognise duplicates, and longer than a client's retry span.
+pub(crate) const VMTP_MIN_LINGER_MS: u32 = 2_000;
 /// Listeners per context.
 pub(crate) const MAX_LISTENERS: usize = 64;
 /// Connection requests waiting for accept or reject, per context.
@@ -83,7 +110,7 @@ const _: () = {
     use crate::verbs::table::MAX_OBJECTS;
     assert!(MAX_PD <= MAX_OBJECTS && MAX_CQ <= MAX_OBJECTS && MAX_QP <= MAX_OBJECTS);
     assert!(MAX_LISTENERS <= MAX_OBJECTS && MAX_CONN_REQS <= MAX_OBJECTS);
-    assert!(MAX_RMPP_ENDPOINTS <= MAX_OBJECTS);
+    assert!(MAX_RMPP_ENDPOINTS <= MAX_OBJECTS && MAX_VMTP_ENTITIES <= MAX_OBJECTS);
 };
 /// Largest wire size of the FPDUs srnic sends (header, payload, pad and CRC);
 /// the TCP MSS bounds them further (one FPDU per segment, see `Qp::establish`).

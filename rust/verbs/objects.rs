@@ -6,6 +6,7 @@
 use crate::{
     iwarp::listener::Listener,
     rmpp::endpoint::Ep,
+    vmtp::entity::Entity,
     verbs::{cq::Cq, pd::Pd, qp::Qp, table::Table},
 };
 use kernel::sync::{Arc, Mutex};
@@ -17,6 +18,7 @@ pub(crate) struct Objects {
     pub(crate) qps: Table<Arc<Qp>>,
     pub(crate) listeners: Table<Arc<Listener>>,
     pub(crate) eps: Table<Arc<Ep>>,
+    pub(crate) vmtps: Table<Arc<Entity>>,
 }
 
 /// A context's objects behind their lock, shared with the registry (the

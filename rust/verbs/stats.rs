@@ -3,7 +3,7 @@
 
 use crate::{
     sys::{pages::PINNED_PAGES, socket::SOCKETS},
-    uapi::{SrnicRmppStats, SrnicStats},
+    uapi::{SrnicRmppStats, SrnicStats, SrnicVmtpStats},
 };
 use core::sync::atomic::{AtomicU64, Ordering};
 use kernel::{c_str, str::CStr};
@@ -119,39 +119,63 @@ pub(crate) fn fill(s: &mut SrnicStats) {
     s.flushed_wrs = r(&FLUSHED_WRS);
 }
 
-/// Declares the RMPP counters once, in the order of `struct srnic_rmpp_stats`.
-macro_rules! rmpp_counters {
-    ($($name:ident),* $(,)?) => {
-        /// Index of an RMPP counter in [`RMPP`].
+/// Declares a protocol's counters once, in the order of its `struct
+/// srnic_*_stats`: the enum that names them, their atomic table, and the
+/// functions that add to them and fill a `*_QUERY_STATS` answer.
+macro_rules! protocol_counters {
+    ($kind:ident, $table:ident, $abi:ty, $fill:ident, $what:literal: $($name:ident),* $(,)?) => {
+        #[doc = concat!("Index of a ", $what, " counter.")]
         #[derive(Clone, Copy, Debug)]
         #[expect(non_camel_case_types)]
-        pub(crate) enum Rmpp {
+        pub(crate) enum $kind {
             $(
                 #[doc = concat!("`", stringify!($name), "`")]
                 $name,
             )*
         }
 
-        impl Rmpp {
+        impl $kind {
             /// The counter's name (as `srnic stats` prints it).
+            #[allow(dead_code)]
             pub(crate) fn name(self) -> &'static CStr {
                 match self {
-                    $( Rmpp::$name => c_str!(stringify!($name)), )*
+                    $( $kind::$name => c_str!(stringify!($name)), )*
                 }
+            }
+
+            const COUNT: usize = [$($kind::$name),*].len();
+
+            #[doc = concat!("The ", $what, " counters (and gauges) of the module.")]
+            fn cell(self) -> &'static AtomicU64 {
+                static $table: [AtomicU64; $kind::COUNT] = [const { AtomicU64::new(0) }; $kind::COUNT];
+                &$table[self as usize]
             }
         }
 
-        /// Number of RMPP counters.
-        const RMPP_COUNT: usize = [$(Rmpp::$name),*].len();
+        // `$fill` sets every counter listed, so a name that is no field fails
+        // to compile; this catches a field of the structure left out.
+        const _: () = assert!($kind::COUNT == <$abi>::COUNTER_NAMES.len());
 
-        /// Fills a `RMPP_QUERY_STATS` answer.
-        pub(crate) fn fill_rmpp(s: &mut SrnicRmppStats) {
-            $( s.$name = get(Rmpp::$name); )*
+        #[doc = concat!("Fills a ", $what, " `QUERY_STATS` answer.")]
+        pub(crate) fn $fill(s: &mut $abi) {
+            $( s.$name = $kind::$name.cell().load(Ordering::Relaxed); )*
+        }
+
+        impl Counter for $kind {
+            fn cell(self) -> &'static AtomicU64 {
+                $kind::cell(self)
+            }
         }
     };
 }
 
-rmpp_counters!(
+/// A counter of one of the protocol tables.
+pub(crate) trait Counter: Copy {
+    /// Its atomic cell.
+    fn cell(self) -> &'static AtomicU64;
+}
+
+protocol_counters!(Rmpp, RMPP, SrnicRmppStats, fill_rmpp, "RMPP":
     endpoints, active_sends, active_recvs, msgs_sent, msgs_received, msgs_truncated,
     send_failed, send_dropped, send_aborted, recv_aborted, tx_packets, rx_packets, tx_bytes,
     rx_bytes, retransmits, grants, granted_packets, grants_limited, unexpected_held,
@@ -161,27 +185,24 @@ rmpp_counters!(
     endpoints_lingering, linger_expired, naks_sent, naks_received, resent_packets, resent_bytes,
 );
 
-// `fill_rmpp` sets every counter listed above, so a name that is no field fails
-// to compile; this catches a field of `struct srnic_rmpp_stats` left out.
-const _: () = assert!(RMPP_COUNT == SrnicRmppStats::COUNTER_NAMES.len());
+protocol_counters!(Vmtp, VMTP, SrnicVmtpStats, fill_vmtp, "VMTP":
+    entities, namespaces, transactions, failed, requests, requests_abandoned, responses_acked,
+    responses_discarded, tx_packets, rx_packets, tx_bytes, rx_bytes, retransmitted_blocks,
+    timeouts, notifies_sent, notifies_received, duplicates, drop_short, drop_bad_header,
+    drop_checksum, drop_unsupported, drop_unknown_entity, drop_stale, drop_malformed,
+    drop_table_full, drop_no_buffer, tx_errors,
+);
 
-/// The RMPP counters (and gauges) of the module.
-static RMPP: [AtomicU64; RMPP_COUNT] = [const { AtomicU64::new(0) }; RMPP_COUNT];
-
-/// Adds `n` to an RMPP counter.
-pub(crate) fn add(c: Rmpp, n: u64) {
+/// Adds `n` to a protocol counter.
+pub(crate) fn add(c: impl Counter, n: u64) {
     if n != 0 {
-        RMPP[c as usize].fetch_add(n, Ordering::Relaxed);
+        c.cell().fetch_add(n, Ordering::Relaxed);
     }
 }
 
-/// Subtracts `n` from an RMPP gauge.
-pub(crate) fn sub(c: Rmpp, n: u64) {
+/// Subtracts `n` from a protocol gauge.
+pub(crate) fn sub(c: impl Counter, n: u64) {
     if n != 0 {
-        RMPP[c as usize].fetch_sub(n, Ordering::Relaxed);
+        c.cell().fetch_sub(n, Ordering::Relaxed);
     }
-}
-
-fn get(c: Rmpp) -> u64 {
-    RMPP[c as usize].load(Ordering::Relaxed)
 }

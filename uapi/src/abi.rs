@@ -195,8 +195,9 @@ pub fn name_of(prefix: &'static str, value: u64) -> Option<&'static str> {
 
 /// Named values of a structure: the counters of the `*_stats` structures and the
 /// limits of `srnic_query_device`, each field between the structure's header
-/// fields and its `reserved` tail, by name in ABI order. The RMPP counters are
-/// named with an `rmpp_` prefix (as `srnic stats` prints them).
+/// fields and its `reserved` tail, by name in ABI order. The RMPP and VMTP
+/// counters are named with an `rmpp_` or `vmtp_` prefix (as `srnic stats`
+/// prints them).
 macro_rules! named_values {
     // Dispatch: which structures, what comes before the values, the names.
     (SrnicStats, $c:ident, [size, reserved0, $($rest:tt)*]) => {
@@ -204,6 +205,9 @@ macro_rules! named_values {
     };
     (SrnicRmppStats, $c:ident, [size, reserved0, $($rest:tt)*]) => {
         named_values!(@ SrnicRmppStats counters COUNTER_NAMES "rmpp_" [] $($rest)*);
+    };
+    (SrnicVmtpStats, $c:ident, [size, reserved0, $($rest:tt)*]) => {
+        named_values!(@ SrnicVmtpStats counters COUNTER_NAMES "vmtp_" [] $($rest)*);
     };
     (SrnicQueryDevice, $c:ident, [size, abi_version, capabilities, $($rest:tt)*]) => {
         named_values!(@ SrnicQueryDevice limits LIMIT_NAMES "" [] $($rest)*);

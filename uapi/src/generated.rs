@@ -12,7 +12,9 @@ pub const SRNIC_CAP_MPA_CRC: u64 = 2;
 pub const SRNIC_CAP_MPA_MARKERS: u64 = 4;
 /// Sandia RMPP endpoints
 pub const SRNIC_CAP_RMPP: u64 = 8;
-pub const SRNIC_CAP_ALL: u64 = 15;
+/// VMTP entities (RFC 1045)
+pub const SRNIC_CAP_VMTP: u64 = 16;
+pub const SRNIC_CAP_ALL: u64 = 31;
 pub const SRNIC_ACCESS_LOCAL_WRITE: u32 = 1;
 pub const SRNIC_ACCESS_REMOTE_WRITE: u32 = 2;
 pub const SRNIC_ACCESS_REMOTE_READ: u32 = 4;
@@ -38,11 +40,17 @@ pub const SRNIC_WC_RDMA_READ: u32 = 2;
 pub const SRNIC_WC_RECV: u32 = 128;
 pub const SRNIC_WC_RMPP_SEND: u32 = 192;
 pub const SRNIC_WC_RMPP_RECV: u32 = 193;
+/// VMTP client: its transaction ended
+pub const SRNIC_WC_VMTP_RESPONSE: u32 = 194;
+/// VMTP server: a Request arrived
+pub const SRNIC_WC_VMTP_REQUEST: u32 = 195;
+/// VMTP server: a Response is done with
+pub const SRNIC_WC_VMTP_RESPONDED: u32 = 196;
 /// invalidated_stag is valid
 pub const SRNIC_WC_WITH_INV: u32 = 1;
 /// a Send with Solicited Event
 pub const SRNIC_WC_SOLICITED: u32 = 2;
-/// RMPP: msg_len > byte_len
+/// RMPP, VMTP: msg_len > byte_len
 pub const SRNIC_WC_TRUNCATED: u32 = 4;
 pub const SRNIC_QPS_INIT: u32 = 0;
 pub const SRNIC_QPS_CONNECTING: u32 = 1;
@@ -129,6 +137,18 @@ pub const SRNIC_RMPP_EP_RESTART_FROM_START: u32 = 2;
 pub const SRNIC_RMPP_EP_GO_BACK_NAK: u32 = 4;
 pub const SRNIC_RMPP_EP_NO_NAK: u32 = 8;
 pub const SRNIC_RMPP_EP_ALL: u32 = 15;
+/// bytes of data in one Request or Response
+pub const SRNIC_VMTP_MAX_SEGMENT: u32 = 16384;
+pub const SRNIC_VMTP_MAX_CODE: u32 = 16777215;
+pub const SRNIC_VMTP_APPLICATION_CODE: u32 = 8388608;
+pub const SRNIC_VMTP_MAX_DISCRIMINATOR: u32 = 268435455;
+pub const SRNIC_VMTP_CLIENT: u32 = 1;
+pub const SRNIC_VMTP_SERVER: u32 = 2;
+/// send without checksums (received ones are still checked)
+pub const SRNIC_VMTP_NO_CHECKSUM: u32 = 1;
+pub const SRNIC_VMTP_ALL: u32 = 1;
+/// no Response: completes once sent
+pub const SRNIC_VMTP_DATAGRAM: u32 = 1;
 /// "SRBK"
 pub const SRNIC_BLK_MAGIC: u32 = 1262637651;
 pub const SRNIC_BLK_VERSION: u32 = 1;
@@ -237,16 +257,17 @@ pub struct srnic_wc {
     pub status: u32,
     pub opcode: u32,
     pub byte_len: u32,
-    #[doc = " the QP, or the RMPP endpoint"]
+    #[doc = " the QP, the RMPP endpoint or the VMTP entity"]
     pub qp_handle: u32,
     pub flags: u32,
     pub invalidated_stag: u32,
+    #[doc = " VMTP: the request or response code"]
     pub term: u32,
-    #[doc = " RMPP receive: the sender"]
+    #[doc = " RMPP receive: the sender; VMTP: the transaction"]
     pub src_nid: u32,
-    #[doc = " RMPP: the message's match tag"]
+    #[doc = " RMPP: the message's match tag; VMTP: the peer entity"]
     pub tag: u64,
-    #[doc = " RMPP receive: the whole message's length"]
+    #[doc = " RMPP receive, VMTP: the whole message's length"]
     pub msg_len: u64,
     pub reserved: u64,
 }
@@ -745,6 +766,157 @@ pub struct srnic_rmpp_stats {
     pub resent_bytes: u64,
     pub reserved: [u64; 1usize],
 }
+#[doc = " SRNIC_IOCTL_VMTP_CREATE: a client or server entity with discriminator on\n the local IPv4 address addr. A client's discriminator may be 0: the kernel\n picks a free one. Zero tuning fields take the defaults; the kernel writes\n back what it uses. EADDRINUSE if the namespace has the entity already;\n EADDRNOTAVAIL if no interface has addr."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_vmtp_create {
+    pub size: u32,
+    #[doc = " MRs named by lkey must belong to it"]
+    pub pd_handle: u32,
+    #[doc = " completions"]
+    pub cq_handle: u32,
+    #[doc = " SRNIC_VMTP_CLIENT or SRNIC_VMTP_SERVER"]
+    pub role: u32,
+    #[doc = " a local IPv4 address"]
+    pub addr: [u8; 4usize],
+    #[doc = " in/out: at most SRNIC_VMTP_MAX_DISCRIMINATOR"]
+    pub discriminator: u32,
+    #[doc = " SRNIC_VMTP_*"]
+    pub flags: u32,
+    #[doc = " in/out, server: clients it keeps records of at once"]
+    pub max_clients: u32,
+    #[doc = " in/out, server: posted Request buffers"]
+    pub max_recv: u32,
+    #[doc = " in/out: wait for an answer before retransmitting"]
+    pub response_timeout_ms: u32,
+    #[doc = " in/out: retransmissions before a transaction fails"]
+    pub max_retries: u32,
+    #[doc = " in/out: gap between the packets of a group (rate control)"]
+    pub packet_gap_us: u32,
+    #[doc = " out: largest IP packet the entity sends"]
+    pub mtu: u32,
+    #[doc = " out"]
+    pub handle: u32,
+    #[doc = " out: the entity identifier"]
+    pub entity: u64,
+    pub reserved: [u64; 2usize],
+}
+#[doc = " SRNIC_IOCTL_VMTP_REQUEST (client): a transaction with server: the Request\n of length bytes at addr, code, and a buffer for the Response. EBUSY while\n the client's last transaction is in progress."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_vmtp_request {
+    pub size: u32,
+    pub handle: u32,
+    pub wr_id: u64,
+    #[doc = " the server's entity identifier"]
+    pub server: u64,
+    #[doc = " at most SRNIC_VMTP_MAX_CODE"]
+    pub code: u32,
+    #[doc = " SRNIC_VMTP_DATAGRAM"]
+    pub flags: u32,
+    #[doc = " user pointer (in lkey's region if lkey != 0)"]
+    pub addr: u64,
+    #[doc = " at most SRNIC_VMTP_MAX_SEGMENT"]
+    pub length: u32,
+    #[doc = " 0: pin the buffer while the transaction is in progress"]
+    pub lkey: u32,
+    pub resp_addr: u64,
+    #[doc = " bytes beyond it are dropped (SRNIC_WC_TRUNCATED)"]
+    pub resp_length: u32,
+    pub resp_lkey: u32,
+    pub reserved: u64,
+}
+#[doc = " SRNIC_IOCTL_VMTP_POST_RECV (server): a buffer for the next Request. A\n Request that finds none waits for its client's retransmission. EAGAIN when\n max_recv buffers are posted."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_vmtp_post_recv {
+    pub size: u32,
+    pub handle: u32,
+    pub wr_id: u64,
+    pub addr: u64,
+    pub length: u32,
+    pub lkey: u32,
+    pub reserved: u64,
+}
+#[doc = " SRNIC_IOCTL_VMTP_RESPOND (server): answers the Request of client's\n transaction (from its SRNIC_WC_VMTP_REQUEST) with length bytes at addr and\n code. ENOENT when no such Request waits for an answer."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_vmtp_respond {
+    pub size: u32,
+    pub handle: u32,
+    pub wr_id: u64,
+    pub client: u64,
+    pub transaction: u32,
+    #[doc = " at most SRNIC_VMTP_MAX_CODE"]
+    pub code: u32,
+    pub addr: u64,
+    #[doc = " at most SRNIC_VMTP_MAX_SEGMENT"]
+    pub length: u32,
+    pub lkey: u32,
+    pub reserved: u64,
+}
+#[doc = " SRNIC_IOCTL_VMTP_QUERY_STATS: module-wide VMTP counters since load (gauges:\n entities, namespaces)."]
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_vmtp_stats {
+    pub size: u32,
+    pub reserved0: u32,
+    #[doc = " VMTP entities now"]
+    pub entities: u64,
+    #[doc = " network namespaces with a VMTP socket now"]
+    pub namespaces: u64,
+    #[doc = " client transactions that ended with a Response"]
+    pub transactions: u64,
+    #[doc = " client transactions that failed"]
+    pub failed: u64,
+    #[doc = " Requests servers received whole"]
+    pub requests: u64,
+    #[doc = " Requests given up incomplete"]
+    pub requests_abandoned: u64,
+    #[doc = " Responses their clients acknowledged"]
+    pub responses_acked: u64,
+    #[doc = " Responses discarded unacknowledged"]
+    pub responses_discarded: u64,
+    #[doc = " packets sent"]
+    pub tx_packets: u64,
+    #[doc = " packets the entities accepted"]
+    pub rx_packets: u64,
+    #[doc = " segment bytes sent"]
+    pub tx_bytes: u64,
+    #[doc = " segment bytes placed"]
+    pub rx_bytes: u64,
+    #[doc = " 512-byte blocks sent again"]
+    pub retransmitted_blocks: u64,
+    #[doc = " headers sent again with APG after a timeout"]
+    pub timeouts: u64,
+    #[doc = " acknowledgements and retransmission requests sent"]
+    pub notifies_sent: u64,
+    #[doc = " ... acted on"]
+    pub notifies_received: u64,
+    #[doc = " duplicate packets recognised"]
+    pub duplicates: u64,
+    #[doc = " datagrams shorter than an IP and VMTP header"]
+    pub drop_short: u64,
+    #[doc = " headers that do not parse (length, version, reserved bits)"]
+    pub drop_bad_header: u64,
+    #[doc = " packets whose checksum did not match"]
+    pub drop_checksum: u64,
+    #[doc = " another domain, or features not implemented (groups, streaming, security)"]
+    pub drop_unsupported: u64,
+    #[doc = " packets for an entity this namespace does not have"]
+    pub drop_unknown_entity: u64,
+    #[doc = " duplicates, old transactions, stale Notifies"]
+    pub drop_stale: u64,
+    #[doc = " fields inconsistent with the message"]
+    pub drop_malformed: u64,
+    #[doc = " Requests refused for want of a client record"]
+    pub drop_table_full: u64,
+    #[doc = " Requests that found no posted buffer (the client retries)"]
+    pub drop_no_buffer: u64,
+    #[doc = " packets that could not be sent"]
+    pub tx_errors: u64,
+    pub reserved: [u64; 4usize],
+}
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
 pub struct srnic_blk_hello {
@@ -846,6 +1018,18 @@ pub const SRNIC_IOCTL_RMPP_SEND: u32 = super::iowr::<srnic_rmpp_send>(0x43);
 pub const SRNIC_IOCTL_RMPP_POST_RECV: u32 = super::iowr::<srnic_rmpp_post_recv>(0x44);
 /// `_IOWR(SRNIC_IOCTL_MAGIC, 0x45, struct srnic_rmpp_stats)`
 pub const SRNIC_IOCTL_RMPP_QUERY_STATS: u32 = super::iowr::<srnic_rmpp_stats>(0x45);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x60, struct srnic_vmtp_create)`
+pub const SRNIC_IOCTL_VMTP_CREATE: u32 = super::iowr::<srnic_vmtp_create>(0x60);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x61, struct srnic_handle_arg)`
+pub const SRNIC_IOCTL_VMTP_DESTROY: u32 = super::iowr::<srnic_handle_arg>(0x61);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x62, struct srnic_vmtp_request)`
+pub const SRNIC_IOCTL_VMTP_REQUEST: u32 = super::iowr::<srnic_vmtp_request>(0x62);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x63, struct srnic_vmtp_post_recv)`
+pub const SRNIC_IOCTL_VMTP_POST_RECV: u32 = super::iowr::<srnic_vmtp_post_recv>(0x63);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x64, struct srnic_vmtp_respond)`
+pub const SRNIC_IOCTL_VMTP_RESPOND: u32 = super::iowr::<srnic_vmtp_respond>(0x64);
+/// `_IOWR(SRNIC_IOCTL_MAGIC, 0x65, struct srnic_vmtp_stats)`
+pub const SRNIC_IOCTL_VMTP_QUERY_STATS: u32 = super::iowr::<srnic_vmtp_stats>(0x65);
 
 /// `struct srnic_query_device`
 pub type SrnicQueryDevice = srnic_query_device;
@@ -913,6 +1097,16 @@ pub type SrnicRmppSend = srnic_rmpp_send;
 pub type SrnicRmppPostRecv = srnic_rmpp_post_recv;
 /// `struct srnic_rmpp_stats`
 pub type SrnicRmppStats = srnic_rmpp_stats;
+/// `struct srnic_vmtp_create`
+pub type SrnicVmtpCreate = srnic_vmtp_create;
+/// `struct srnic_vmtp_request`
+pub type SrnicVmtpRequest = srnic_vmtp_request;
+/// `struct srnic_vmtp_post_recv`
+pub type SrnicVmtpPostRecv = srnic_vmtp_post_recv;
+/// `struct srnic_vmtp_respond`
+pub type SrnicVmtpRespond = srnic_vmtp_respond;
+/// `struct srnic_vmtp_stats`
+pub type SrnicVmtpStats = srnic_vmtp_stats;
 /// `struct srnic_blk_hello`
 pub type SrnicBlkHello = srnic_blk_hello;
 /// `struct srnic_blk_export`
@@ -1318,6 +1512,104 @@ macro_rules! srnic_abi_structs {
             ]
         );
         $m!(
+            SrnicVmtpCreate,
+            srnic_vmtp_create,
+            [
+                size,
+                pd_handle,
+                cq_handle,
+                role,
+                addr,
+                discriminator,
+                flags,
+                max_clients,
+                max_recv,
+                response_timeout_ms,
+                max_retries,
+                packet_gap_us,
+                mtu,
+                handle,
+                entity,
+                reserved
+            ]
+        );
+        $m!(
+            SrnicVmtpRequest,
+            srnic_vmtp_request,
+            [
+                size,
+                handle,
+                wr_id,
+                server,
+                code,
+                flags,
+                addr,
+                length,
+                lkey,
+                resp_addr,
+                resp_length,
+                resp_lkey,
+                reserved
+            ]
+        );
+        $m!(
+            SrnicVmtpPostRecv,
+            srnic_vmtp_post_recv,
+            [size, handle, wr_id, addr, length, lkey, reserved]
+        );
+        $m!(
+            SrnicVmtpRespond,
+            srnic_vmtp_respond,
+            [
+                size,
+                handle,
+                wr_id,
+                client,
+                transaction,
+                code,
+                addr,
+                length,
+                lkey,
+                reserved
+            ]
+        );
+        $m!(
+            SrnicVmtpStats,
+            srnic_vmtp_stats,
+            [
+                size,
+                reserved0,
+                entities,
+                namespaces,
+                transactions,
+                failed,
+                requests,
+                requests_abandoned,
+                responses_acked,
+                responses_discarded,
+                tx_packets,
+                rx_packets,
+                tx_bytes,
+                rx_bytes,
+                retransmitted_blocks,
+                timeouts,
+                notifies_sent,
+                notifies_received,
+                duplicates,
+                drop_short,
+                drop_bad_header,
+                drop_checksum,
+                drop_unsupported,
+                drop_unknown_entity,
+                drop_stale,
+                drop_malformed,
+                drop_table_full,
+                drop_no_buffer,
+                tx_errors,
+                reserved
+            ]
+        );
+        $m!(
             SrnicBlkHello,
             srnic_blk_hello,
             [magic, version, queue, nr_queues, depth, reserved]
@@ -1346,6 +1638,7 @@ macro_rules! srnic_abi_consts {
             SRNIC_CAP_MPA_CRC,
             SRNIC_CAP_MPA_MARKERS,
             SRNIC_CAP_RMPP,
+            SRNIC_CAP_VMTP,
             SRNIC_CAP_ALL,
             SRNIC_ACCESS_LOCAL_WRITE,
             SRNIC_ACCESS_REMOTE_WRITE,
@@ -1370,6 +1663,9 @@ macro_rules! srnic_abi_consts {
             SRNIC_WC_RECV,
             SRNIC_WC_RMPP_SEND,
             SRNIC_WC_RMPP_RECV,
+            SRNIC_WC_VMTP_RESPONSE,
+            SRNIC_WC_VMTP_REQUEST,
+            SRNIC_WC_VMTP_RESPONDED,
             SRNIC_WC_WITH_INV,
             SRNIC_WC_SOLICITED,
             SRNIC_WC_TRUNCATED,
@@ -1428,6 +1724,15 @@ macro_rules! srnic_abi_consts {
             SRNIC_RMPP_EP_GO_BACK_NAK,
             SRNIC_RMPP_EP_NO_NAK,
             SRNIC_RMPP_EP_ALL,
+            SRNIC_VMTP_MAX_SEGMENT,
+            SRNIC_VMTP_MAX_CODE,
+            SRNIC_VMTP_APPLICATION_CODE,
+            SRNIC_VMTP_MAX_DISCRIMINATOR,
+            SRNIC_VMTP_CLIENT,
+            SRNIC_VMTP_SERVER,
+            SRNIC_VMTP_NO_CHECKSUM,
+            SRNIC_VMTP_ALL,
+            SRNIC_VMTP_DATAGRAM,
             SRNIC_BLK_MAGIC,
             SRNIC_BLK_VERSION,
             SRNIC_BLK_EXPORT_READ_ONLY,
@@ -1458,7 +1763,13 @@ macro_rules! srnic_abi_consts {
             SRNIC_IOCTL_RMPP_DESTROY_EP,
             SRNIC_IOCTL_RMPP_SEND,
             SRNIC_IOCTL_RMPP_POST_RECV,
-            SRNIC_IOCTL_RMPP_QUERY_STATS
+            SRNIC_IOCTL_RMPP_QUERY_STATS,
+            SRNIC_IOCTL_VMTP_CREATE,
+            SRNIC_IOCTL_VMTP_DESTROY,
+            SRNIC_IOCTL_VMTP_REQUEST,
+            SRNIC_IOCTL_VMTP_POST_RECV,
+            SRNIC_IOCTL_VMTP_RESPOND,
+            SRNIC_IOCTL_VMTP_QUERY_STATS
         );
     };
 }
