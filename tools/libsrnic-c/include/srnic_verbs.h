@@ -44,6 +44,7 @@ struct srnic_cq;		/* completion queue with its channel (ibv_cq) */
 struct srnic_qp;		/* reliable connected queue pair (ibv_qp) */
 struct srnic_listener;		/* a listening endpoint (rdma_cm_id listening) */
 struct srnic_conn_request;	/* an incoming connection request */
+struct srnic_vmtp;		/* a VMTP entity (RFC 1045) */
 
 /* Queue pair creation attributes; the capacities are in/out. */
 struct srnic_qp_init_attr {
@@ -199,6 +200,48 @@ int srnic_wait_qp_event_info(struct srnic_qp *qp, int timeout_ms, struct srnic_c
 			     int32_t *status);
 /* Waits for SRNIC_EVENT_DISCONNECTED on qp: 0 or -ETIMEDOUT. */
 int srnic_wait_disconnected(struct srnic_qp *qp, int timeout_ms);
+
+/*
+ * VMTP entities (RFC 1045; Documentation/srnic/vmtp.rst), completing into
+ * cq (SRNIC_WC_VMTP_RESPONSE, SRNIC_WC_VMTP_REQUEST, SRNIC_WC_VMTP_RESPONDED,
+ * with the fields struct srnic_wc documents). attr is the kernel's struct
+ * srnic_vmtp_create: role, addr, discriminator, flags and the tuning fields
+ * in (the library sets size and the handles); on success it holds the values
+ * in use, mtu, handle and entity.
+ */
+int srnic_vmtp_create(struct srnic_pd *pd, struct srnic_cq *cq, struct srnic_vmtp_create *attr,
+		      struct srnic_vmtp **e);
+/* Destroys e: its transaction, posted buffers and Responses end flushed. */
+int srnic_vmtp_destroy(struct srnic_vmtp *e);
+/* e's entity identifier (0 for NULL). */
+uint64_t srnic_vmtp_entity(const struct srnic_vmtp *e);
+/* The identifier of entity discriminator on the host addr (network order). */
+static inline uint64_t srnic_vmtp_entity_id(uint32_t discriminator, const uint8_t addr[4])
+{
+	return (uint64_t)discriminator << 32 | (uint64_t)addr[0] << 24 | (uint64_t)addr[1] << 16 |
+	       (uint64_t)addr[2] << 8 | addr[3];
+}
+/*
+ * Client: a transaction with server (one at a time, -EBUSY meanwhile): the
+ * Request's bytes req, code (at most SRNIC_VMTP_MAX_CODE), and the Response
+ * buffer resp, which the device writes until the transaction completes (the
+ * caller keeps off it). An SGE with lkey 0 is plain memory, pinned while the
+ * transaction lasts. flags SRNIC_VMTP_DATAGRAM: no Response (resp NULL; req
+ * plain memory).
+ */
+int srnic_vmtp_request(struct srnic_vmtp *e, uint64_t wr_id, uint64_t server, uint32_t code,
+		       uint32_t flags, const struct srnic_sge *req, const struct srnic_sge *resp);
+/* Server: a buffer for the next Request, written until its completion. */
+int srnic_vmtp_post_recv(struct srnic_vmtp *e, uint64_t wr_id, const struct srnic_sge *buf);
+/*
+ * Server: answers client's transaction (from its SRNIC_WC_VMTP_REQUEST: tag
+ * and src_nid) with the bytes of data (read until SRNIC_WC_VMTP_RESPONDED)
+ * and code.
+ */
+int srnic_vmtp_respond(struct srnic_vmtp *e, uint64_t wr_id, uint64_t client, uint32_t transaction,
+		       uint32_t code, const struct srnic_sge *data);
+/* The module's VMTP counters. */
+int srnic_query_vmtp_stats(struct srnic_context *ctx, struct srnic_vmtp_stats *stats);
 
 #ifdef __cplusplus
 }

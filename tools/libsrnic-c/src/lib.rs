@@ -20,7 +20,7 @@ use srnic::uapi as abi;
 use srnic::{
     AccessFlags, CompletionQueue, ConnInfo, ConnParams, ConnectRequest, Context, Listener,
     MemoryRegion, ProtectionDomain, QpCap, QpInitAttr, QueuePair, RecvWr, RemoteAddr, SendWr, Sge,
-    WorkCompletion,
+    VmtpEntity, VmtpEntityAttr, VmtpEntityId, VmtpRole, WorkCompletion,
 };
 use std::ffi::CStr;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -41,6 +41,8 @@ pub struct srnic_qp(QueuePair);
 pub struct srnic_listener(Listener);
 /// `struct srnic_conn_request`.
 pub struct srnic_conn_request(ConnectRequest);
+/// `struct srnic_vmtp`.
+pub struct srnic_vmtp(VmtpEntity);
 
 /// `struct srnic_qp_init_attr`.
 #[repr(C)]
@@ -736,6 +738,159 @@ pub unsafe extern "C" fn srnic_post_recv(
             v.push(unsafe { RecvWr::new(w.wr_id, sges(w.sg_list, w.num_sge)?) });
         }
         post_result(q.0.post_recv(&v), v.len(), posted)
+    })
+}
+
+// ---- VMTP ------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_vmtp_create(
+    pd: *mut srnic_pd,
+    cq: *mut srnic_cq,
+    attr: *mut abi::SrnicVmtpCreate,
+    e: *mut *mut srnic_vmtp,
+) -> c_int {
+    guard(|| {
+        // SAFETY: handles and a writable structure from the caller.
+        let (p, c, a) = unsafe { (obj(pd)?, obj(cq)?, out(attr)?) };
+        let role = match a.role {
+            abi::SRNIC_VMTP_CLIENT => VmtpRole::Client,
+            abi::SRNIC_VMTP_SERVER => VmtpRole::Server,
+            _ => return Err(einval()),
+        };
+        if a.flags & !abi::SRNIC_VMTP_ALL != 0 {
+            return Err(einval());
+        }
+        let entity = VmtpEntity::new(
+            &p.0,
+            &c.0,
+            &VmtpEntityAttr {
+                role,
+                addr: a.addr.into(),
+                discriminator: a.discriminator,
+                no_checksum: a.flags & abi::SRNIC_VMTP_NO_CHECKSUM != 0,
+                max_clients: a.max_clients,
+                max_recv: a.max_recv,
+                response_timeout_ms: a.response_timeout_ms,
+                max_retries: a.max_retries,
+                packet_gap_us: a.packet_gap_us,
+            },
+        )?;
+        *a = *entity.params();
+        store(e, srnic_vmtp(entity))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_vmtp_destroy(e: *mut srnic_vmtp) -> c_int {
+    guard(|| {
+        // SAFETY: a handle from srnic_vmtp_create.
+        unsafe { obj(e) }?;
+        // SAFETY: not used again.
+        unsafe { free(e) };
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_vmtp_entity(e: *const srnic_vmtp) -> u64 {
+    // SAFETY: a handle from srnic_vmtp_create, or NULL.
+    unsafe { obj(e) }.map_or(0, |e| e.0.id().0)
+}
+
+/// # Safety
+///
+/// `sge` is NULL or points at a readable `srnic_sge`.
+unsafe fn one_sge<'a>(sge: *const abi::SrnicSge) -> Result<Sge<'a>, Errno> {
+    if sge.is_null() {
+        // SAFETY: an empty element.
+        return Ok(unsafe { Sge::from_raw(0, 0, 0) });
+    }
+    // SAFETY: forwarded.
+    let s = unsafe { obj(sge) }?;
+    // SAFETY: the C caller owns the memory contract (srnic_verbs.h).
+    Ok(unsafe { Sge::from_raw(s.addr, s.length, s.lkey) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_vmtp_request(
+    e: *mut srnic_vmtp,
+    wr_id: u64,
+    server: u64,
+    code: u32,
+    flags: u32,
+    req: *const abi::SrnicSge,
+    resp: *const abi::SrnicSge,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and SGEs from the caller.
+        let (en, rq, rs) = unsafe { (obj(e)?, one_sge(req)?, one_sge(resp)?) };
+        let server = VmtpEntityId(server);
+        match flags {
+            0 => {
+                // SAFETY: the C caller keeps off the Response buffer until
+                // the transaction completes (srnic_verbs.h).
+                unsafe { en.0.request(wr_id, server, code, rq, rs) }?
+            }
+            abi::SRNIC_VMTP_DATAGRAM => {
+                // SAFETY: the element describes the caller's readable bytes.
+                let data = unsafe { slice(rq.addr as *const u8, rq.length as usize) }?;
+                if rq.lkey != 0 {
+                    return Err(einval());
+                }
+                en.0.datagram(wr_id, server, code, data)?
+            }
+            _ => return Err(einval()),
+        }
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_vmtp_post_recv(
+    e: *mut srnic_vmtp,
+    wr_id: u64,
+    buf: *const abi::SrnicSge,
+) -> c_int {
+    guard(|| {
+        if buf.is_null() {
+            return Err(einval());
+        }
+        // SAFETY: a handle and an SGE from the caller.
+        let (en, b) = unsafe { (obj(e)?, one_sge(buf)?) };
+        // SAFETY: the C caller keeps off the buffer until its completion.
+        unsafe { en.0.post_recv(wr_id, b) }?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_vmtp_respond(
+    e: *mut srnic_vmtp,
+    wr_id: u64,
+    client: u64,
+    transaction: u32,
+    code: u32,
+    data: *const abi::SrnicSge,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and an SGE from the caller.
+        let (en, d) = unsafe { (obj(e)?, one_sge(data)?) };
+        en.0.respond(wr_id, VmtpEntityId(client), transaction, code, d)?;
+        Ok(0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn srnic_query_vmtp_stats(
+    ctx: *mut srnic_context,
+    stats: *mut abi::SrnicVmtpStats,
+) -> c_int {
+    guard(|| {
+        // SAFETY: a handle and a writable structure from the caller.
+        let (c, s) = unsafe { (obj(ctx)?, out(stats)?) };
+        *s = c.0.vmtp_stats_raw()?;
+        Ok(0)
     })
 }
 

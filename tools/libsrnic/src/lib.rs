@@ -52,6 +52,7 @@ mod pod;
 mod qp;
 mod resources;
 mod rmpp;
+mod vmtp;
 mod wc;
 
 pub use addr::{from_abi as sockaddr_from_abi, to_abi as sockaddr_to_abi, AF_INET, AF_INET6};
@@ -67,4 +68,5 @@ pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, Se
 pub use resources::Resource;
 pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr, RmppNak};
 pub use srnic_uapi as uapi;
+pub use vmtp::{VmtpEntity, VmtpEntityAttr, VmtpEntityId, VmtpRole};
 pub use wc::{Terminate, WcOpcode, WcStatus, WorkCompletion};

@@ -55,6 +55,12 @@ abi_enum! {
         RmppSend = SRNIC_WC_RMPP_SEND,
         /// An RMPP receive.
         RmppRecv = SRNIC_WC_RMPP_RECV,
+        /// A VMTP client's transaction ended.
+        VmtpResponse = SRNIC_WC_VMTP_RESPONSE,
+        /// A Request arrived at a VMTP server.
+        VmtpRequest = SRNIC_WC_VMTP_REQUEST,
+        /// A VMTP server's Response is done with.
+        VmtpResponded = SRNIC_WC_VMTP_RESPONDED,
     }
 }
 
@@ -194,6 +200,9 @@ mod tests {
             (128, WcOpcode::Recv),
             (192, WcOpcode::RmppSend),
             (193, WcOpcode::RmppRecv),
+            (194, WcOpcode::VmtpResponse),
+            (195, WcOpcode::VmtpRequest),
+            (196, WcOpcode::VmtpResponded),
         ] {
             assert_eq!(WcOpcode::from(v), o);
             assert_eq!(u32::from(o), v);

@@ -18,6 +18,7 @@ mod session;
 mod stats;
 mod ucmatose;
 mod util;
+mod vmtp;
 mod xfer;
 
 use clap::{Args, Parser, Subcommand};
@@ -112,7 +113,7 @@ fn size_arg(s: &str) -> Result<usize, String> {
 enum Cmd {
     /// Print the ABI version, capabilities and limits the module reports.
     Info,
-    /// Print the device-wide counters (iWARP, then RMPP), one `name: value` line
+    /// Print the device-wide counters (iWARP, RMPP, VMTP), one `name: value` line
     /// each; with -w, one line per sample of their changes.
     Stats {
         /// Print the counters every SECS seconds (a fraction allowed), until
@@ -140,6 +141,12 @@ enum Cmd {
     Rmpp {
         #[command(subcommand)]
         cmd: rmpp::RmppCmd,
+    },
+    /// VMTP (RFC 1045) message transactions: an echo and read server, a
+    /// verified ping-pong client and a bulk read.
+    Vmtp {
+        #[command(subcommand)]
+        cmd: vmtp::VmtpCmd,
     },
     /// SEND ping-pong with payload verification and round-trip statistics.
     /// The server takes size and count from the client.
@@ -374,6 +381,7 @@ fn run(cli: Cli) -> CmdResult {
         } => stats::watch(&ctx, &out, interval, count),
         Cmd::Res { kind } => res::run(&ctx, kind, &out),
         Cmd::Rmpp { cmd } => rmpp::run(&ctx, cmd, &out),
+        Cmd::Vmtp { cmd } => vmtp::run(&ctx, cmd, &out),
         Cmd::Ping {
             role,
             net,
@@ -607,6 +615,38 @@ mod tests {
         ])
         .is_ok());
         assert!(Cli::try_parse_from(["srnic", "rmpp", "recv", "-n", "1", "-S", "1,x"]).is_err());
+        let c = Cli::try_parse_from([
+            "srnic",
+            "vmtp",
+            "ping",
+            "-a",
+            "10.0.0.1",
+            "-s",
+            "10.0.0.2:100",
+            "-C",
+            "3",
+            "-S",
+            "0,1,16K",
+        ])
+        .unwrap();
+        assert!(matches!(c.cmd, Cmd::Vmtp { .. }));
+        assert!(
+            Cli::try_parse_from(["srnic", "vmtp", "serve", "-a", "10.0.0.2", "-D", "100"]).is_ok()
+        );
+        assert!(Cli::try_parse_from([
+            "srnic",
+            "vmtp",
+            "read",
+            "-a",
+            "10.0.0.1",
+            "-s",
+            "10.0.0.2:0"
+        ])
+        .is_err());
+        assert!(Cli::try_parse_from([
+            "srnic", "vmtp", "ping", "-a", "10.0.0.1", "-s", "x", "-S", "17K"
+        ])
+        .is_err());
         assert!(Cli::try_parse_from(["srnic", "rmpp", "send", "--to", "1"]).is_err());
         let c =
             Cli::try_parse_from(["srnic", "exec", "--", "rping", "-c", "-a", "10.0.0.2"]).unwrap();

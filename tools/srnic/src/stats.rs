@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! `srnic stats`: the device-wide counters (iWARP, then RMPP), once or, with
+//! `srnic stats`: the device-wide counters (iWARP, RMPP, VMTP), once or, with
 //! `--watch SECS`, every SECS seconds as changes since the previous sample.
 
 use crate::output::{named_values, Output, Report};
@@ -9,10 +9,12 @@ use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 /// Every counter, by name in ABI order: `struct srnic_stats`'s, then
-/// `struct srnic_rmpp_stats`'s with an `rmpp_` prefix.
+/// `struct srnic_rmpp_stats`'s with an `rmpp_` prefix, then `struct
+/// srnic_vmtp_stats`'s with a `vmtp_` prefix.
 pub fn read(ctx: &srnic::Context) -> CmdResult<Vec<(&'static str, u64)>> {
     let mut v = ctx.stats()?.counters().to_vec();
     v.extend(ctx.rmpp_stats()?);
+    v.extend(ctx.vmtp_stats()?);
     Ok(v)
 }
 
