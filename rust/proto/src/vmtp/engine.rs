@@ -74,7 +74,10 @@ pub struct Config {
     /// sends its Request's header again, with APG.
     pub response_timeout: u64,
     /// TC3 / TS1: the longest wait between the packets of a group before the
-    /// receiver asks for the missing blocks.
+    /// receiver asks for the missing blocks. After asking, it waits a round
+    /// trip ([`Config::response_timeout`], as the RFC's TS3) before it asks
+    /// again: asking again sooner would have the sender send the same
+    /// blocks twice.
     pub group_timeout: u64,
     /// TS5: how long a server waits for the acknowledgement of a Response
     /// before it sends its header again, with APG.

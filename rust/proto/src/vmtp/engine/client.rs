@@ -406,8 +406,9 @@ where
                     self.counters.failed = self.counters.failed.saturating_add(1);
                 }
                 Phase::Receiving => {
-                    // TC3: ask for the missing blocks.
-                    tx.deadline = Some(now.saturating_add(cfg.group_timeout));
+                    // TC3: ask for the missing blocks, then give the
+                    // server a round trip (TC2, within TC1) to send them.
+                    tx.deadline = Some(now.saturating_add(cfg.response_timeout));
                     if let Some(slot) = notifies.get_mut(n) {
                         *slot = Some(Notify {
                             to: tx.addr,

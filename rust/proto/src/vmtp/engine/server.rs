@@ -501,7 +501,9 @@ where
                         code: code::RETRY,
                     });
                     n = n.saturating_add(1);
-                    c.deadline = Some(now.saturating_add(cfg.group_timeout));
+                    // A round trip for the blocks asked for (the RFC's
+                    // TS3, "estimated the same as TC1").
+                    c.deadline = Some(now.saturating_add(cfg.response_timeout));
                 }
                 Phase::Responded => {
                     c.retries = c.retries.saturating_add(1);
