@@ -250,9 +250,8 @@ impl Stack {
     /// Sends `packet` (a VMTP packet; the kernel adds the IP header) to
     /// `to`, without waiting. A failure is counted and the packet lost.
     pub(crate) fn send(&self, to: Addr, packet: &[u8]) {
-        if let Err(e) = self.sock.send(to, packet) {
+        if self.sock.send(to, packet).is_err() {
             stats::add(Vmtp::tx_errors, 1);
-            let _ = e;
         }
     }
 
@@ -300,10 +299,11 @@ impl Stack {
 
     /// A packet for an entity this namespace does not have.
     fn nobody(&self, null: &mut NullEngine, src: Addr, packet: &[u8], now: u64) {
+        // It has no entity: every packet is dropped (and a Request to a
+        // server answered).
         let mut defer = |_: &_| crate::proto::vmtp::engine::Decision::Defer;
-        match null.receive(now, src, packet, &mut defer) {
-            Err(e) => stats::add(drop_counter(e), 1),
-            Ok(_) => {}
+        if let Err(e) = null.receive(now, src, packet, &mut defer) {
+            stats::add(drop_counter(e), 1);
         }
         // Notifies only: a header and its checksum.
         let mut hdr = [0u8; HEADER_LEN];

@@ -231,12 +231,13 @@ impl Entity {
     pub(super) fn account(&self, g: &mut Inner) {
         let c = g.engine.counters();
         let s = &g.seen;
-        stats::add(Vmtp::tx_packets, c.tx_packets - s.tx_packets);
-        stats::add(Vmtp::retransmitted_blocks, c.retransmitted_blocks - s.retransmitted_blocks);
-        stats::add(Vmtp::timeouts, c.timeouts - s.timeouts);
-        stats::add(Vmtp::notifies_sent, c.notifies_sent - s.notifies_sent);
-        stats::add(Vmtp::notifies_received, c.notifies_received - s.notifies_received);
-        stats::add(Vmtp::duplicates, c.duplicates - s.duplicates);
+        let new = |now: u64, seen: u64| now.saturating_sub(seen);
+        stats::add(Vmtp::tx_packets, new(c.tx_packets, s.tx_packets));
+        stats::add(Vmtp::retransmitted_blocks, new(c.retransmitted_blocks, s.retransmitted_blocks));
+        stats::add(Vmtp::timeouts, new(c.timeouts, s.timeouts));
+        stats::add(Vmtp::notifies_sent, new(c.notifies_sent, s.notifies_sent));
+        stats::add(Vmtp::notifies_received, new(c.notifies_received, s.notifies_received));
+        stats::add(Vmtp::duplicates, new(c.duplicates, s.duplicates));
         g.seen = c;
     }
 }
