@@ -530,7 +530,10 @@ unload_srnic_both() {
 # in a session of its own (bg_kill_all kills it with everything it started);
 # its output and exit status go to /tmp/NAME.log and /tmp/NAME.rc.
 bg_start() {
+	# The log of an earlier command of the same name must not be read as
+	# this one's (rmpp_wait_ready greps it before the new shell opens it).
 	rm -f "/tmp/$1.rc"
+	: >"/tmp/$1.log"
 	# Not a process group leader (no job control here): setsid does not fork,
 	# and $! is the new session's id.
 	setsid sh -c 'sh -c "$1" >"/tmp/$2.log" 2>&1; echo $? >"/tmp/$2.rc"' _ "$2" "$1" \

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0
+# budget: 90
+# vmtp_loss: VMTP transactions through tc netem on both VMs' eth0 (loss 0.1,
+# 1 and 5 %, with 1 % duplication and reordering): every Request reaches the
+# server's user exactly once and in order, every Response is verified.
+# Then selective retransmission: with 5 % of a's packets dropped (16 KiB
+# Requests: sixteen packets of two 512-byte blocks each) and nothing else, a
+# resends exactly the blocks of the dropped packets (its retransmitted_blocks
+# against netem's drop counter), never whole groups.
+. /srnic/lib.sh
+unload_srnic_both
+load_srnic_both
+vstat() { srnic stats | sed -n "s/^vmtp_$1: //p"; }
+peer_vstat() { peer "srnic stats" | sed -n "s/^vmtp_$1: //p"; }
+vfail() {
+	echo "-- a:"; srnic stats | grep '^vmtp_'
+	echo "-- b:"; peer "srnic stats" | grep '^vmtp_'
+	fail "$1"
+}
+netem_off() {
+	/bin/tc qdisc del dev eth0 root 2>/dev/null
+	peer "/bin/tc qdisc del dev eth0 root 2>/dev/null; true"
+}
+trap netem_off EXIT
+N=$(count 12 60)
+SIZES=0,1400,5000,16384
+LOSSES="0.1 1 5"
+T="--max-retries 50 -t 300"
+total=$((3 * N))
+peer_bg vlsrv "srnic vmtp serve -a $PEER -D 100 -C $total -t 600"
+rmpp_wait_ready vlsrv || vfail "server not ready"
+for loss in $LOSSES; do
+	q="netem loss $loss% duplicate 1% delay 1ms reorder 10% 50%"
+	/bin/tc qdisc replace dev eth0 root $q || fail "tc netem on a"
+	peer "/bin/tc qdisc replace dev eth0 root $q" || fail "tc netem on b"
+	srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C "$N" -S $SIZES $T || vfail "ping at $loss % loss"
+	echo "ok: $loss % loss: $N transactions, each Request once, each Response verified;" \
+		"blocks resent a $(vstat retransmitted_blocks) b $(peer_vstat retransmitted_blocks)," \
+		"duplicates a $(vstat duplicates) b $(peer_vstat duplicates)"
+done
+netem_off
+
+# Selective retransmission: 5 % of a's packets dropped, nothing else, and
+# timeouts long enough (2 s) that no retransmission is asked for twice under
+# emulation. Of the dropped packets, the full-size ones carry two blocks of a
+# Request each (16 KiB: 16 packets of 1024 bytes); the others are a's few
+# packets without data (its last acknowledgement, an ARP probe). a must send
+# every block of the dropped packets again, and no other: between twice the
+# drops less the packets without data, and twice the drops.
+peer_bg vlsel "srnic vmtp serve -a $PEER -D 101 -C $((2 * N)) -t 600 --response-timeout-ms 2000"
+rmpp_wait_ready vlsel || vfail "second server not ready"
+/bin/tc qdisc replace dev eth0 root netem loss 5% || fail "tc netem on a"
+rb0=$(vstat retransmitted_blocks) tx0=$(vstat tx_packets)
+srnic vmtp ping -a "$ADDR" -s "$PEER:101" -C $((2 * N)) -S 16384 $T --response-timeout-ms 2000 ||
+	vfail "ping with 5 % loss on a"
+# (Before anything else uses the link.)
+stat=$(/bin/tc -s qdisc show dev eth0)
+/bin/tc qdisc del dev eth0 root
+echo "$stat"
+drops=$(echo "$stat" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p' | head -1)
+sent=$(echo "$stat" | sed -n 's/^ *Sent [0-9]* bytes \([0-9]*\) pkt.*/\1/p' | head -1)
+rb=$(($(vstat retransmitted_blocks) - rb0)) tx=$(($(vstat tx_packets) - tx0))
+# Packets a handed to netem, and those of them without data.
+data=$((2 * N * 16 + rb / 2))
+other=$((sent + drops - data))
+echo "a: $tx VMTP packets, $data with data; netem dropped $drops of $((sent + drops)) ($other without data); blocks resent: $rb"
+[ "$drops" -gt 0 ] || vfail "netem dropped nothing"
+[ "$rb" -le $((2 * drops)) ] || vfail "$rb blocks resent for $drops dropped packets: more than theirs"
+[ "$rb" -ge $((2 * (drops - other))) ] || vfail "$rb blocks resent for $drops dropped packets ($other without data): some not resent"
+echo "ok: selective retransmission: $rb blocks resent for $drops dropped packets"
+peer_wait vlsel 120 || vfail "second server"
+peer_wait vlsrv 120 || vfail "server"
+expect_eq "failed transactions" "$(vstat failed)" 0
+expect_eq "requests b received whole" "$(peer_vstat requests)" $((total + 2 * N))
+pass
