@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Build the C example statically against the srnic C API, for the test VMs'
+# Build the C examples statically against the srnic C API, for the test VMs'
 # busybox initramfs:
 #
-#   tools/libsrnic-c/build-example.sh OUTDIR    -> OUTDIR/c_example
+#   tools/libsrnic-c/build-example.sh OUTDIR    -> OUTDIR/c_example, OUTDIR/vmtp_example
 #
 # The staticlib is built alone (`cargo rustc --crate-type staticlib`): a cdylib
 # cannot be built with +crt-static. With an explicit --target, RUSTFLAGS reach
@@ -21,7 +21,9 @@ RUSTFLAGS="-C target-feature=+crt-static" cargo rustc --quiet --release \
 	--crate-type staticlib >&2
 lib="$top/target/$target/release/libsrnic_verbs.a"
 test -f "$lib"
-gcc -static -O2 -Wall -Wextra -Werror \
-	-I "$here/include" -I "$top/uapi" \
-	-o "$out/c_example" "$here/examples/c_example.c" \
-	"$lib" -lpthread -ldl -lm
+for c in "$here"/examples/*.c; do
+	gcc -static -O2 -Wall -Wextra -Werror \
+		-I "$here/include" -I "$top/uapi" \
+		-o "$out/$(basename "$c" .c)" "$c" \
+		"$lib" -lpthread -ldl -lm
+done

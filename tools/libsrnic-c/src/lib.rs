@@ -1120,6 +1120,30 @@ mod tests {
             assert_eq!(srnic_destroy_cq(ptr::null_mut()), -libc::EINVAL);
             assert_eq!(srnic_destroy_qp(ptr::null_mut()), -libc::EINVAL);
             assert_eq!(srnic_destroy_listener(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(srnic_vmtp_destroy(ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(srnic_vmtp_entity(ptr::null()), 0);
+            let mut e = ptr::null_mut();
+            let mut attr = abi::SrnicVmtpCreate::default();
+            assert_eq!(
+                srnic_vmtp_create(ptr::null_mut(), ptr::null_mut(), &mut attr, &mut e),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                srnic_vmtp_request(ptr::null_mut(), 0, 0, 0, 0, ptr::null(), ptr::null()),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                srnic_vmtp_post_recv(ptr::null_mut(), 0, ptr::null()),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                srnic_vmtp_respond(ptr::null_mut(), 0, 0, 0, 0, ptr::null()),
+                -libc::EINVAL
+            );
+            assert_eq!(
+                srnic_query_vmtp_stats(ptr::null_mut(), ptr::null_mut()),
+                -libc::EINVAL
+            );
             assert_eq!(
                 srnic_poll_cq(ptr::null_mut(), 1, ptr::null_mut()),
                 -libc::EINVAL
