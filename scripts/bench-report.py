@@ -30,6 +30,10 @@ Writes into OUTDIR:
   lost and 99th-percentile completion time with each receiver-driven
   recovery (nak-off, nak-go-back, nak-selective), and the paired ratios of
   the NAK settings to nak-off;
+- the VMTP transaction rows (vmtp_lat), when the samples have them: the
+  median round trip of an echo transaction of each size on VMTP, RMPP
+  (pingpong) and TCP (ping-pong), and the paired ratios vmtp/rmpp and
+  vmtp/tcp;
 - the block rows, when the samples have them: fio's IOPS or MiB/s on
   srnic_blk, NBD, NVMe over TCP and NVMe over RDMA (siw), and the ratios
   srnic_blk/each, paired the same way;
@@ -87,6 +91,8 @@ LOSS_ROWS = {
     "rmpp_p99": "99th percentile of the completion times, ms (lower is better)",
 }
 RMPP_GOALS = [("rmpp/af_packet", 0.8, "min")]
+# The VMTP transaction rows: the systems in column order.
+VMTP_SYSTEMS = ["vmtp", "rmpp", "tcp"]
 # The block rows (fio on each remote block device): systems and row order.
 BLK_SYSTEMS = ["srnic_blk", "nbd", "nvme-tcp", "nvme-rdma"]
 BLK_ROW_ORDER = ["blk_randread", "blk_randwrite", "blk_read", "blk_write"]
@@ -373,6 +379,32 @@ def rmpp_loss_table(data, incomplete):
     return out
 
 
+def vmtp_table(data, incomplete):
+    """The VMTP transaction table (none without vmtp_lat rows): per size
+    each system's median round trip and the paired ratios to VMTP's."""
+    keys = sorted(k for k in data if k[0] == "vmtp_lat")
+    if not keys:
+        return []
+    out = [
+        "VMTP transactions: echo transactions of the given size each way between VM a "
+        "and VM b, one at a time (`srnic vmtp ping` against `srnic vmtp serve`, "
+        "verified), against RMPP's ping-pong (`srnic rmpp pingpong`) and TCP's "
+        "(tcp_pingpong, one connection, TCP_NODELAY): the median round trip in "
+        "microseconds (lower is better).",
+        "",
+    ]
+    others = [s for s in VMTP_SYSTEMS if s != "vmtp"]
+    out += md_head(["row", "size", "unit"] + VMTP_SYSTEMS + [f"vmtp/{o}" for o in others])
+    for test, size in keys:
+        d = dict(data[(test, size)])
+        med = row_medians(d, test, size, VMTP_SYSTEMS, incomplete)
+        cells = [test, size_name(size), "usec"] + [fmt(med.get(s)) for s in VMTP_SYSTEMS]
+        cells += [fmt(paired_ratio(d, "vmtp", o)) for o in others]
+        out.append(md_row(cells))
+    out.append("")
+    return out
+
+
 def qps_tables(data, incomplete):
     """The many-QPs table and the idle-memory table (none when the samples
     have no such rows); appends what is missing to incomplete."""
@@ -496,6 +528,7 @@ def report(rows, clock):
     out += cpu_tables(rows, keys + qps_keys)
     out += rmpp_table(rows, data, incomplete)
     out += rmpp_loss_table(data, incomplete)
+    out += vmtp_table(data, incomplete)
     blk_keys = sorted(
         (k for k in data if k[0] in BLK_ROW_ORDER),
         key=lambda k: (BLK_ROW_ORDER.index(k[0]), k[1]),
@@ -529,7 +562,7 @@ def report(rows, clock):
         sent[r["system"]] += r["frames"]
         lost[r["system"]] += r["lost"]
     parts = []
-    for s in SYSTEMS + RMPP_SYSTEMS + LOSS_SYSTEMS + BLK_SYSTEMS:
+    for s in SYSTEMS + RMPP_SYSTEMS + LOSS_SYSTEMS + ["vmtp"] + BLK_SYSTEMS:
         if sent[s]:
             parts.append(f"{s} {lost[s]} of {sent[s]} ({100.0 * lost[s] / sent[s]:.3f} %)")
     out.append("Frames lost by the virtual link during the runs: " + ", ".join(parts) + ".")

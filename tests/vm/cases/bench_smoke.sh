@@ -11,7 +11,9 @@
 # memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
 # NBD, NVMe over TCP and over RDMA). Both run the RMPP row (one message of
 # 1 MiB: srnic's RMPP and a raw AF_PACKET program) and the RMPP-under-loss
-# rows at 5 % loss (16 messages of 64 KiB with each receiver-driven recovery). Every row must give a
+# rows at 5 % loss (16 messages of 64 KiB with each receiver-driven recovery),
+# and the VMTP row (20 echo transactions of 64 bytes on VMTP, RMPP and TCP).
+# Every row must give a
 # figure on every system, and every bandwidth, message-rate and many-QPs run
 # its CPU time and context switches on both VMs; no figure is judged: a
 # benchmark is not a test. The host check
@@ -60,6 +62,12 @@ if [ "$BENCH_RMPP_LOSS" = 1 ]; then
 	nloss=$#
 	set -- $RMPP_LOSS_NAKS
 	want=$((want + 3 * nloss * $#))
+fi
+if [ "$BENCH_VMTP" = 1 ]; then
+	set -- $VMTP_SIZES
+	nsizes=$#
+	set -- $VMTP_SYSTEMS
+	want=$((want + nsizes * $#))
 fi
 if [ "$BENCH_ROWS" = all ]; then
 	set -- $BLK_ROWS

@@ -20,8 +20,9 @@
 # 256, tiny 16; set but empty: none; BENCH_TESTS names these rows qps and
 # idle_mem), BENCH_RMPP=0 to leave out the RMPP row (BENCH_TESTS names it
 # rmpp_bw), BENCH_RMPP_LOSS=0 to leave out the RMPP-under-loss rows
-# (BENCH_TESTS names them rmpp_loss), BENCH_CSV the samples' file (default
-# /tmp/bench.csv).
+# (BENCH_TESTS names them rmpp_loss), BENCH_VMTP=0 to leave out the VMTP
+# transaction rows (BENCH_TESTS names them vmtp_lat), BENCH_CSV the samples'
+# file (default /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
 # other (A B C A B C ...), so that slow drifts of the emulated machine affect
@@ -68,6 +69,14 @@
 # messages' completion times (post to completion) in ms. The size column
 # holds the loss in ppm; rmpp_resent and rmpp_p99 are second figures of the
 # rmpp_loss run (frames 0).
+# The VMTP transaction rows (vmtp_lat) time VMTP_ITERS echo transactions
+# of VMTP_SIZES bytes each way between VM a and VM b, one at a time, on three
+# systems: the median round trip in microseconds.
+#   vmtp       `srnic vmtp ping` here against `srnic vmtp serve` on VM b
+#              (every Response verified)
+#   rmpp       `srnic rmpp pingpong`: a message there and one back, verified
+#   tcp        tcp_pingpong over one TCP connection (TCP_NODELAY): twice its
+#              typical one-way figure
 # The block rows compare srnic_blk with the
 # remote block devices Linux has, each exporting 64 MiB of VM b's memory to fio
 # on VM a (io_uring, O_DIRECT, one job, time-based):
@@ -131,6 +140,15 @@ else
 	RMPP_LOSS_MSGS=200
 fi
 BENCH_RMPP_LOSS=${BENCH_RMPP_LOSS:-1}
+VMTP_SYSTEMS="vmtp rmpp tcp"
+if [ "${BENCH_TINY:-0}" = 1 ]; then
+	VMTP_SIZES="64"
+	VMTP_ITERS=20
+else
+	VMTP_SIZES="64 16384"
+	VMTP_ITERS=500
+fi
+BENCH_VMTP=${BENCH_VMTP:-1}
 # The message-rate rows' message size.
 RATE_SIZE=64
 RDMA_SYSTEMS=${BENCH_RDMA_SYSTEMS:-siw srnic srnic-crc}
@@ -148,18 +166,19 @@ BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
-	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0 BENCH_RMPP_LOSS=0
+	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0 BENCH_RMPP_LOSS=0 BENCH_VMTP=0
 	qps_named=0 idle_named=0
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
 		rmpp_bw) BENCH_RMPP=1 ;;
 		rmpp_loss) BENCH_RMPP_LOSS=1 ;;
+		vmtp_lat) BENCH_VMTP=1 ;;
 		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
 		*_lat) BENCH_LAT_TESTS="$BENCH_LAT_TESTS $t" ;;
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
 		qps) qps_named=1 ;;
 		idle_mem) idle_named=1 ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_loss)" ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_loss, vmtp_lat)" ;;
 		esac
 	done
 	[ $qps_named = 1 ] || QPS_COUNTS=
@@ -711,6 +730,37 @@ rmpp_loss_run() {
 	record_more "$rep" rmpp_p99 "$ppm" "$sys" "${fig:+$p99}" ms
 }
 
+# vmtp_lat_run REP SIZE SYSTEM: one VMTP transaction row (see the header).
+vmtp_lat_run() {
+	local rep=$1 size=$2 sys=$3 before out fig
+	before=$(frames_now)
+	case $sys in
+	vmtp)
+		peer_bg vmtp_srv "srnic vmtp serve -a $PEER -D 77 -C $VMTP_ITERS -t 120"
+		rmpp_wait_ready vmtp_srv 60 || fail "bench: the VMTP server did not start"
+		out=$(timeout "$T" srnic --json vmtp ping -a "$ADDR" -s "$PEER:77" -C "$VMTP_ITERS" -S "$size" -t 120 2>&1)
+		peer_wait vmtp_srv 120 >/dev/null || { echo "$out"; out=; echo "bench: the VMTP server failed"; }
+		fig=$(echo "$out" | sed -n 's/.*"median":\([0-9.]*\).*/\1/p')
+		;;
+	rmpp)
+		peer_bg vmtp_rmpp "srnic rmpp pingpong -n 2 -p 1 -s -C $VMTP_ITERS -S $size -t 120"
+		rmpp_wait_ready vmtp_rmpp 60 || fail "bench: the RMPP echo server did not start"
+		out=$(timeout "$T" srnic rmpp pingpong -n 1 -p 2 -C "$VMTP_ITERS" -S "$size" -t 120 2>&1)
+		peer_wait vmtp_rmpp 120 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP echo server failed"; }
+		fig=$(echo "$out" | sed -n 's/.*, median \([0-9.]*\) us,.*/\1/p')
+		;;
+	tcp)
+		bench_port=$((bench_port + 1))
+		bench_pair plain "tcp_pingpong -s -p $bench_port -n $VMTP_ITERS -z $size" \
+			"tcp_pingpong -c $PEER -p $bench_port -n $VMTP_ITERS -z $size"
+		out=$CLI_OUT
+		fig=$(echo "$out" | sed -n 's/.* typical_usec \([0-9.]*\) .*/\1/p' | awk '{ printf "%.1f\n", 2 * $1 }')
+		;;
+	esac
+	[ -n "$fig" ] || echo "$out"
+	record "$rep" vmtp_lat "$size" "$sys" "$fig" usec "$before"
+}
+
 # bench_rdma_rows REP: the RDMA, RMPP and TCP rows of one repetition.
 bench_rdma_rows() {
 	local rep=$1 size test sys n
@@ -759,6 +809,13 @@ bench_rdma_rows() {
 			done
 		done
 	fi
+	if [ "$BENCH_VMTP" = 1 ]; then
+		for size in $VMTP_SIZES; do
+			for sys in $VMTP_SYSTEMS; do
+				vmtp_lat_run "$rep" "$size" "$sys"
+			done
+		done
+	fi
 }
 
 # bench_blk_rows REP: the block rows of one repetition.
@@ -788,7 +845,7 @@ bench_main() {
 	if [ $rdma = 1 ] && [ -z "${BENCH_RDMA_SYSTEMS:-}" ] && rxe_probe; then
 		PERF_SYSTEMS="$RDMA_SYSTEMS rxe"
 	fi
-	if [ $rdma = 1 ] && { [ "$BENCH_RMPP" = 1 ] || [ "$BENCH_RMPP_LOSS" = 1 ]; }; then
+	if [ $rdma = 1 ] && { [ "$BENCH_RMPP" = 1 ] || [ "$BENCH_RMPP_LOSS" = 1 ] || [ "$BENCH_VMTP" = 1 ]; }; then
 		rmpp_setup || fail "bench: the RMPP node tables"
 	fi
 	bench_say "guest: $(nproc) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"
