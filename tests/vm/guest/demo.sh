@@ -57,6 +57,17 @@ say "  delivered (acknowledged to a): $(rmpp_stat msgs_sent), received and verif
 say "  retransmitted (sender timeouts on a): $(rmpp_stat retransmits), packets sent by a: $(rmpp_stat tx_packets)"
 say "  NAKs (selective, negotiated): sent by b $(peer_rmpp_stat naks_sent), acted on by a $(rmpp_stat naks_received); packets a sent again: $(rmpp_stat resent_packets)"
 say "  duplicates dropped on b: $(peer_rmpp_stat drop_duplicate), grants issued by b: $(peer_rmpp_stat grants)"
+
+# VMTP transactions (RFC 1045, IP protocol 81) over the same lossy link.
+say ""
+say "== VMTP transactions over the same link =="
+vstat() { srnic stats | sed -n "s/^vmtp_$1: //p"; }
+peer_bg demo_vmtp "srnic vmtp serve -a $PEER -D 100 -C 116 -t 120"
+rmpp_wait_ready demo_vmtp
+srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C 100 -S 0,64,1500,16K --max-retries 50 | while IFS= read -r l; do say "  a: $l"; done
+srnic vmtp read -a "$ADDR" -s "$PEER:100" -S 256K --max-retries 50 | while IFS= read -r l; do say "  a: $l"; done
+peer_wait demo_vmtp 300 | grep -v ready | while IFS= read -r l; do say "  b: $l"; done
+say "  blocks a sent again (selective retransmission): $(vstat retransmitted_blocks), headers after a timeout: $(vstat timeouts)"
 /bin/tc qdisc del dev eth0 root
 peer "/bin/tc qdisc del dev eth0 root"
 rmmod srnic
