@@ -503,6 +503,7 @@ struct srnic_stats {
 #define SRNIC_RES_MR		3	/* struct srnic_res_mr */
 #define SRNIC_RES_LISTEN	4	/* struct srnic_res_listen */
 #define SRNIC_RES_RMPP		5	/* struct srnic_res_rmpp */
+#define SRNIC_RES_VMTP		6	/* struct srnic_res_vmtp */
 #define SRNIC_RES_MAX_ENTRIES	256
 
 struct srnic_query_res {
@@ -581,6 +582,15 @@ struct srnic_res_rmpp {
 	__u32 ethertype;
 	__u32 active_sends;
 	__u32 active_recvs;
+	__u32 reserved0;
+};
+
+struct srnic_res_vmtp {
+	struct srnic_res_owner owner;
+	__u64 entity;		/* its identifier */
+	__u32 role;		/* SRNIC_VMTP_CLIENT or SRNIC_VMTP_SERVER */
+	__u32 in_progress;	/* client: its transaction (0 or 1); server: Requests and Responses it holds */
+	__u32 posted;		/* server: Request buffers posted */
 	__u32 reserved0;
 };
 

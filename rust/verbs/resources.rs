@@ -122,6 +122,15 @@ pub(crate) fn query(a: &mut SrnicQueryRes) -> Result<isize> {
                 });
             }
         }),
+        SRNIC_RES_VMTP => run(a, |e, g: &mut Gather<SrnicResVmtp>| {
+            for (h, v) in e.objs.lock().vmtps.iter() {
+                g.offer(|| {
+                    let mut r = SrnicResVmtp { owner: owner(e, e.owner.pid, h), ..Default::default() };
+                    v.res(&mut r);
+                    r
+                });
+            }
+        }),
         _ => Err(EINVAL),
     }
 }

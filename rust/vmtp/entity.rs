@@ -228,6 +228,20 @@ impl Entity {
         Ok(e)
     }
 
+    /// What the resource view reports of the entity.
+    pub(crate) fn res(&self, r: &mut SrnicResVmtp) {
+        r.entity = self.id.0;
+        r.role = match self.params.role {
+            Role::Client => SRNIC_VMTP_CLIENT,
+            Role::Server => SRNIC_VMTP_SERVER,
+        };
+        let g = self.inner.lock();
+        let taken = g.posted.iter().flatten().filter(|p| p.taken.is_some()).count();
+        let responding = g.responding.iter().flatten().count();
+        r.in_progress = (usize::from(g.tx.is_some()) + taken + responding) as u32;
+        r.posted = g.posted.iter().flatten().count() as u32;
+    }
+
     /// The largest IP packet the entity sends.
     pub(crate) fn mtu(&self) -> u32 {
         self.inner.lock().engine.config().mtu.into()

@@ -116,6 +116,8 @@ pub const SRNIC_RES_MR: u32 = 3;
 pub const SRNIC_RES_LISTEN: u32 = 4;
 /// struct srnic_res_rmpp
 pub const SRNIC_RES_RMPP: u32 = 5;
+/// struct srnic_res_vmtp
+pub const SRNIC_RES_VMTP: u32 = 6;
 pub const SRNIC_RES_MAX_ENTRIES: u32 = 256;
 /// IEEE 802 local experimental 1
 pub const SRNIC_RMPP_ETHERTYPE: u32 = 34997;
@@ -583,6 +585,20 @@ pub struct srnic_res_rmpp {
     pub ethertype: u32,
     pub active_sends: u32,
     pub active_recvs: u32,
+    pub reserved0: u32,
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone, PartialEq, Eq)]
+pub struct srnic_res_vmtp {
+    pub owner: srnic_res_owner,
+    #[doc = " its identifier"]
+    pub entity: u64,
+    #[doc = " SRNIC_VMTP_CLIENT or SRNIC_VMTP_SERVER"]
+    pub role: u32,
+    #[doc = " client: its transaction (0 or 1); server: Requests and Responses it holds"]
+    pub in_progress: u32,
+    #[doc = " server: Request buffers posted"]
+    pub posted: u32,
     pub reserved0: u32,
 }
 #[doc = " SRNIC_IOCTL_RMPP_SET_NODE: sets (or with SRNIC_RMPP_NODE_DELETE removes)\n the node table entry of nid: its MAC address and the netdev it is reached\n through. Needs CAP_NET_ADMIN."]
@@ -1087,6 +1103,8 @@ pub type SrnicResMr = srnic_res_mr;
 pub type SrnicResListen = srnic_res_listen;
 /// `struct srnic_res_rmpp`
 pub type SrnicResRmpp = srnic_res_rmpp;
+/// `struct srnic_res_vmtp`
+pub type SrnicResVmtp = srnic_res_vmtp;
 /// `struct srnic_rmpp_node`
 pub type SrnicRmppNode = srnic_rmpp_node;
 /// `struct srnic_rmpp_create_ep`
@@ -1411,6 +1429,11 @@ macro_rules! srnic_abi_structs {
             ]
         );
         $m!(
+            SrnicResVmtp,
+            srnic_res_vmtp,
+            [owner, entity, role, in_progress, posted, reserved0]
+        );
+        $m!(
             SrnicRmppNode,
             srnic_rmpp_node,
             [size, nid, flags, reserved0, mac, reserved1, ifname, reserved]
@@ -1711,6 +1734,7 @@ macro_rules! srnic_abi_consts {
             SRNIC_RES_MR,
             SRNIC_RES_LISTEN,
             SRNIC_RES_RMPP,
+            SRNIC_RES_VMTP,
             SRNIC_RES_MAX_ENTRIES,
             SRNIC_RMPP_ETHERTYPE,
             SRNIC_RMPP_MAX_NID,

@@ -6,8 +6,10 @@
 # verified byte for byte on a, and the server checks that every Request
 # arrived exactly once and in order. A Request to an entity nobody has is
 # refused at once (NONEXISTENT_ENTITY from b's stack), and when the server
-# goes away mid-run its client gets a clear error in bounded time. Nothing
-# is dropped or retransmitted on the clean link; kmemleak stays clean.
+# goes away mid-run its client gets a clear error in bounded time. No packet
+# is dropped as bad, every Response is acknowledged and nothing is left;
+# kmemleak stays clean. The server shows in b's resource view (srnic res
+# vmtp).
 . /srnic/lib.sh
 unload_srnic_both
 load_srnic_both
@@ -23,6 +25,9 @@ SIZES=0,1,7,8,100,1400,1401,1500,4096,5000,9000,16383,16384
 N=$(count 26 130)
 peer_bg vsrv "srnic vmtp serve -a $PEER -D 100 -C $((N + 18)) -t 120"
 rmpp_wait_ready vsrv || vfail "server not ready"
+peer "srnic res vmtp" | tee /tmp/res_vmtp
+grep -qE "^entity [0-9]+ pid [0-9]+ uid 0 ctx [0-9]+ id $PEER:100 role server in_progress 0 posted 8$" /tmp/res_vmtp ||
+	vfail "srnic res vmtp on b does not show the server"
 srnic vmtp ping -a "$ADDR" -s "$SERVER" -C "$N" -S $SIZES -t 120 || vfail "echo ping-pong"
 srnic vmtp read -a "$ADDR" -s "$SERVER" -S 256K -t 120 || vfail "bulk read"
 srnic vmtp read -a "$ADDR" -s "$SERVER" -S 5000 --chunk 4000 -t 120 || vfail "short read"

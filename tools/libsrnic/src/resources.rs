@@ -32,6 +32,7 @@ resources!(
     SrnicResMr => SRNIC_RES_MR,
     SrnicResListen => SRNIC_RES_LISTEN,
     SrnicResRmpp => SRNIC_RES_RMPP,
+    SrnicResVmtp => SRNIC_RES_VMTP,
 );
 
 impl Context {

@@ -24,10 +24,19 @@ pub enum Kind {
     Listen,
     /// Sandia RMPP endpoints: interface, NID, messages in flight.
     Rmpp,
+    /// VMTP entities: identifier, role, transactions in progress.
+    Vmtp,
 }
 
 /// Every kind, in the order `srnic res` with no kind lists them.
-pub const ALL: [Kind; 5] = [Kind::Qp, Kind::Cq, Kind::Mr, Kind::Listen, Kind::Rmpp];
+pub const ALL: [Kind; 6] = [
+    Kind::Qp,
+    Kind::Cq,
+    Kind::Mr,
+    Kind::Listen,
+    Kind::Rmpp,
+    Kind::Vmtp,
+];
 
 impl Kind {
     /// Its name on the command line and in the output.
@@ -38,6 +47,7 @@ impl Kind {
             Kind::Mr => "mr",
             Kind::Listen => "listen",
             Kind::Rmpp => "rmpp",
+            Kind::Vmtp => "vmtp",
         }
     }
 }
@@ -205,6 +215,26 @@ fn rmpp(r: &abi::SrnicResRmpp) -> Vec<Field> {
     f
 }
 
+fn vmtp(r: &abi::SrnicResVmtp) -> Vec<Field> {
+    let mut f = owner("entity", &r.owner);
+    f.extend::<Vec<Field>>(vec![
+        ("id", srnic::VmtpEntityId(r.entity).to_string().into()),
+        (
+            "role",
+            if r.role == abi::SRNIC_VMTP_SERVER {
+                "server"
+            } else {
+                "client"
+            }
+            .to_string()
+            .into(),
+        ),
+        ("in_progress", r.in_progress.into()),
+        ("posted", r.posted.into()),
+    ]);
+    f
+}
+
 fn records<T: Resource>(ctx: &Context, fields: fn(&T) -> Vec<Field>) -> CmdResult<Vec<Record>> {
     Ok(ctx
         .resources::<T>()?
@@ -221,6 +251,7 @@ pub fn list(ctx: &Context, kind: Kind) -> CmdResult<Vec<Record>> {
         Kind::Mr => records(ctx, mr),
         Kind::Listen => records(ctx, listen),
         Kind::Rmpp => records(ctx, rmpp),
+        Kind::Vmtp => records(ctx, vmtp),
     }
 }
 
