@@ -267,9 +267,11 @@ pub fn ioc_nr(cmd: u32) -> u32 {
     cmd & 0xFF
 }
 
-/// Numbers srnic defines (0x00..=0x13, 0x40..=0x45).
+/// Numbers srnic defines: those of the header's `SRNIC_IOCTL_*` commands.
 pub fn known_nr(nr: u32) -> bool {
-    nr <= 0x13 || (0x40..=0x45).contains(&nr)
+    srnic::uapi::constants("SRNIC_IOCTL_")
+        .filter(|c| c.name != "SRNIC_IOCTL_MAGIC")
+        .any(|c| ioc_nr(c.value as u32) == nr)
 }
 
 /// Magics the VFS answers itself before the driver sees the command
@@ -295,7 +297,7 @@ pub fn unknown_cmd(r: &mut Rng) -> u32 {
     let mut nr = r.below(256) as u32;
     while known_nr(nr) {
         let any = r.below(256) as u32;
-        nr = r.pick(&[0x14, 0x20, 0x3F, 0x46, 0x5F, 0x60, 0xFF, any]);
+        nr = r.pick(&[0x14, 0x20, 0x3F, 0x46, 0x5F, 0x66, 0x7F, 0xFF, any]);
     }
     ioc(
         r.below(4) as u32,
@@ -364,6 +366,12 @@ pub enum Op {
     RmppSend,
     RmppPostRecv,
     RmppQueryStats,
+    VmtpCreate,
+    VmtpDestroy,
+    VmtpRequest,
+    VmtpPostRecv,
+    VmtpRespond,
+    VmtpQueryStats,
     UnknownCmd,
     ForeignCmd,
     Read,
@@ -375,7 +383,7 @@ pub enum Op {
 }
 
 /// Every operation, with its weight in the random programs.
-pub const OPS: [(Op, u64); 34] = [
+pub const OPS: [(Op, u64); 40] = [
     (Op::QueryDevice, 2),
     (Op::AllocPd, 4),
     (Op::DeallocPd, 3),
@@ -402,6 +410,12 @@ pub const OPS: [(Op, u64); 34] = [
     (Op::RmppSend, 1),
     (Op::RmppPostRecv, 1),
     (Op::RmppQueryStats, 1),
+    (Op::VmtpCreate, 2),
+    (Op::VmtpDestroy, 1),
+    (Op::VmtpRequest, 2),
+    (Op::VmtpPostRecv, 2),
+    (Op::VmtpRespond, 2),
+    (Op::VmtpQueryStats, 1),
     (Op::UnknownCmd, 2),
     (Op::ForeignCmd, 1),
     (Op::Read, 8),
@@ -459,6 +473,12 @@ impl Op {
             Op::RmppSend => SRNIC_IOCTL_RMPP_SEND,
             Op::RmppPostRecv => SRNIC_IOCTL_RMPP_POST_RECV,
             Op::RmppQueryStats => SRNIC_IOCTL_RMPP_QUERY_STATS,
+            Op::VmtpCreate => SRNIC_IOCTL_VMTP_CREATE,
+            Op::VmtpDestroy => SRNIC_IOCTL_VMTP_DESTROY,
+            Op::VmtpRequest => SRNIC_IOCTL_VMTP_REQUEST,
+            Op::VmtpPostRecv => SRNIC_IOCTL_VMTP_POST_RECV,
+            Op::VmtpRespond => SRNIC_IOCTL_VMTP_RESPOND,
+            Op::VmtpQueryStats => SRNIC_IOCTL_VMTP_QUERY_STATS,
             _ => return None,
         })
     }
@@ -482,6 +502,7 @@ impl Op {
                 | Op::DestroyQp
                 | Op::DestroyListener
                 | Op::RmppDestroyEp
+                | Op::VmtpDestroy
         )
     }
 
@@ -500,6 +521,11 @@ impl Op {
             Op::RmppCreateEp => &[EPERM, EADDRINUSE, ENOMEM, ENODEV, EOPNOTSUPP, EAGAIN],
             Op::RmppSend => &[EAGAIN, EHOSTUNREACH, EACCES],
             Op::RmppPostRecv => &[EAGAIN],
+            // uapi.rst, the VMTP commands.
+            Op::VmtpCreate => &[EADDRNOTAVAIL, EADDRINUSE, ENOSPC, ENOMEM, EAGAIN],
+            Op::VmtpRequest => &[EBUSY, EACCES, ESHUTDOWN],
+            Op::VmtpPostRecv => &[EAGAIN, EACCES, ESHUTDOWN],
+            Op::VmtpRespond => &[ENOENT, EAGAIN, EACCES, ESHUTDOWN],
             Op::UnknownCmd | Op::ForeignCmd => return vec![ENOTTY],
             Op::Read => return vec![EINVAL, EAGAIN, EFAULT],
             Op::Write => return vec![EINVAL, EACCES, ENOMEM, EFAULT],
@@ -562,6 +588,9 @@ impl Op {
                 ENOMEM, ESHUTDOWN, EMSGSIZE, ENODEV, ENETDOWN, ENOBUFS, EPERM, EINTR, ENOSPC,
                 EACCES,
             ],
+            // Pinning the user's buffers.
+            Op::VmtpRequest => &[ENOMEM, EPERM, EINTR, EAGAIN],
+            Op::VmtpPostRecv | Op::VmtpRespond => &[ENOMEM, EPERM, EINTR],
             Op::Read => &[EINTR],
             Op::Write => &[ENOTCONN, EPIPE, ESHUTDOWN, EAGAIN, ENOSPC, ECONNRESET],
             Op::Reopen => &[ENOMEM, EMFILE, ENFILE],
@@ -590,6 +619,10 @@ impl Op {
                 | Op::RmppCreateEp
                 | Op::RmppSend
                 | Op::RmppPostRecv
+                | Op::VmtpCreate
+                | Op::VmtpRequest
+                | Op::VmtpPostRecv
+                | Op::VmtpRespond
         )
     }
 }
@@ -689,6 +722,11 @@ abi!(
     SrnicRmppSend,
     SrnicRmppPostRecv,
     SrnicRmppStats,
+    SrnicVmtpCreate,
+    SrnicVmtpRequest,
+    SrnicVmtpPostRecv,
+    SrnicVmtpRespond,
+    SrnicVmtpStats,
     SrnicPostWr,
     SrnicSge,
     SrnicEvent
@@ -838,8 +876,9 @@ enum Kind {
     Listener,
     Ep,
     Conn,
+    Vmtp,
 }
-const KINDS: usize = 7;
+const KINDS: usize = 8;
 
 /// A registered region as the fuzzer remembers it.
 #[derive(Clone, Copy, Debug)]
@@ -1433,14 +1472,16 @@ impl<'a> Worker<'a> {
                     SRNIC_RES_MR,
                     SRNIC_RES_LISTEN,
                     SRNIC_RES_RMPP,
+                    SRNIC_RES_VMTP,
                     0,
-                    6,
+                    7,
                 ]);
                 let size = match kind {
                     SRNIC_RES_QP => std::mem::size_of::<SrnicResQp>(),
                     SRNIC_RES_CQ => std::mem::size_of::<SrnicResCq>(),
                     SRNIC_RES_MR => std::mem::size_of::<SrnicResMr>(),
                     SRNIC_RES_LISTEN => std::mem::size_of::<SrnicResListen>(),
+                    SRNIC_RES_VMTP => std::mem::size_of::<SrnicResVmtp>(),
                     _ => std::mem::size_of::<SrnicResRmpp>(),
                 } as u32;
                 let v = SrnicQueryRes {
@@ -1457,6 +1498,17 @@ impl<'a> Worker<'a> {
             Op::RmppQueryStats => {
                 let v = SrnicRmppStats {
                     size: sz::<SrnicRmppStats>(),
+                    ..Default::default()
+                };
+                self.ioctl(slot, op, v, |a, v| {
+                    if let Some(r) = a.reserved.last_mut() {
+                        *r = v;
+                    }
+                });
+            }
+            Op::VmtpQueryStats => {
+                let v = SrnicVmtpStats {
+                    size: sz::<SrnicVmtpStats>(),
                     ..Default::default()
                 };
                 self.ioctl(slot, op, v, |a, v| {
@@ -1801,6 +1853,114 @@ impl<'a> Worker<'a> {
                     length,
                     lkey,
                     src_nid: self.rng.pick(&[SRNIC_RMPP_ANY_NID, 1, 2, 1023, 1024]),
+                    ..Default::default()
+                };
+                self.ioctl(slot, op, v, |a, v| a.reserved = v);
+            }
+            Op::VmtpCreate => {
+                if self.live_count(slot, Kind::Vmtp) >= 4 {
+                    return;
+                }
+                let t = |r: &mut Rng| if r.chance(70) { 0 } else { any_u32(r) };
+                let v = SrnicVmtpCreate {
+                    size: sz::<SrnicVmtpCreate>(),
+                    pd_handle: self.handle(slot, Kind::Pd),
+                    cq_handle: self.handle(slot, Kind::Cq),
+                    role: self.rng.pick(&[SRNIC_VMTP_CLIENT, SRNIC_VMTP_SERVER, 0, 3]),
+                    addr: self.rng.pick(&[
+                        [127, 0, 0, 1],
+                        [127, 0, 0, 1],
+                        [0, 0, 0, 0],
+                        [203, 0, 113, 9],
+                    ]),
+                    discriminator: if self.rng.chance(20) {
+                        any_u32(&mut self.rng)
+                    } else {
+                        self.rng.below(8) as u32
+                    },
+                    flags: self.flags(SRNIC_VMTP_ALL),
+                    max_clients: t(&mut self.rng),
+                    max_recv: t(&mut self.rng),
+                    response_timeout_ms: t(&mut self.rng),
+                    max_retries: if self.rng.chance(50) {
+                        1
+                    } else {
+                        t(&mut self.rng)
+                    },
+                    packet_gap_us: t(&mut self.rng),
+                    ..Default::default()
+                };
+                if let Some(out) = self.ioctl(slot, op, v, |a, v| {
+                    if let Some(r) = a.reserved.last_mut() {
+                        *r = v;
+                    }
+                }) {
+                    self.remember(slot, Kind::Vmtp, out.handle);
+                }
+            }
+            Op::VmtpDestroy => self.handle_arg(slot, op, Kind::Vmtp),
+            Op::VmtpRequest => {
+                let (addr, length) = self.region();
+                let lkey = self.lkey(slot);
+                let (resp_addr, resp_length) = self.region();
+                let resp_lkey = self.lkey(slot);
+                let v = SrnicVmtpRequest {
+                    size: sz::<SrnicVmtpRequest>(),
+                    handle: self.handle(slot, Kind::Vmtp),
+                    wr_id: self.rng.next_u64(),
+                    // Servers of this host (some of which exist), or anyone.
+                    server: if self.rng.chance(20) {
+                        any_u64(&mut self.rng)
+                    } else {
+                        (self.rng.below(8) << 32) | 0x7f00_0001
+                    },
+                    code: if self.rng.chance(20) {
+                        any_u32(&mut self.rng)
+                    } else {
+                        SRNIC_VMTP_APPLICATION_CODE
+                    },
+                    flags: self.flags(SRNIC_VMTP_DATAGRAM),
+                    addr,
+                    length: length as u32,
+                    lkey,
+                    resp_addr,
+                    resp_length: resp_length as u32,
+                    resp_lkey,
+                    ..Default::default()
+                };
+                self.ioctl(slot, op, v, |a, v| a.reserved = v);
+            }
+            Op::VmtpPostRecv => {
+                let (addr, length) = self.region();
+                let lkey = self.lkey(slot);
+                let v = SrnicVmtpPostRecv {
+                    size: sz::<SrnicVmtpPostRecv>(),
+                    handle: self.handle(slot, Kind::Vmtp),
+                    wr_id: self.rng.next_u64(),
+                    addr,
+                    length: length as u32,
+                    lkey,
+                    ..Default::default()
+                };
+                self.ioctl(slot, op, v, |a, v| a.reserved = v);
+            }
+            Op::VmtpRespond => {
+                let (addr, length) = self.region();
+                let lkey = self.lkey(slot);
+                let v = SrnicVmtpRespond {
+                    size: sz::<SrnicVmtpRespond>(),
+                    handle: self.handle(slot, Kind::Vmtp),
+                    wr_id: self.rng.next_u64(),
+                    client: any_u64(&mut self.rng),
+                    transaction: any_u32(&mut self.rng),
+                    code: if self.rng.chance(20) {
+                        any_u32(&mut self.rng)
+                    } else {
+                        0
+                    },
+                    addr,
+                    length: length as u32,
+                    lkey,
                     ..Default::default()
                 };
                 self.ioctl(slot, op, v, |a, v| a.reserved = v);
