@@ -9,7 +9,8 @@
 //! last one to leave ends it ([`Stack::leave`]): its callback is removed and
 //! the registry forgets it; the socket itself goes with the last reference.
 //!
-//! Receiving: the socket's callback (softirq) queues the stack's work; one
+//! Receiving: the socket's callback (softirq) queues the stack's work (on
+//! the data path's queue, as a QP's receive work); one
 //! run takes up to [`RX_BATCH`] datagrams without waiting, checks the IP
 //! header, finds the entity the VMTP header names
 //! ([`proto::vmtp::engine::destination`]) and hands it the packet
@@ -255,8 +256,11 @@ impl Stack {
         }
     }
 
+    /// Queues the receive work on the data path's queue (per CPU, high
+    /// priority: it runs on the CPU that took the packet, ahead of a task
+    /// polling its CQ there; see `sys/wq.c`).
     fn kick(self: &Arc<Self>) {
-        let _ = wq::queue().enqueue(self.clone());
+        let _ = wq::dp_queue().enqueue(self.clone());
     }
 
     /// One run of the work: up to [`RX_BATCH`] datagrams.
