@@ -19,8 +19,8 @@ use crate::util::{fill_pattern, pattern_byte, verify_pattern, CmdResult, Fail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use srnic::{
-    uapi as abi, CompletionQueue, Context, ProtectionDomain, Sge, VmtpEntity, VmtpEntityAttr,
-    VmtpEntityId, VmtpRole, WcOpcode, WcStatus, WorkCompletion,
+    uapi as abi, AccessFlags, CompletionQueue, Context, MemoryRegion, MrBuffer, ProtectionDomain,
+    VmtpEntity, VmtpEntityAttr, VmtpEntityId, VmtpRole, WcOpcode, WcStatus, WorkCompletion,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
@@ -140,7 +140,7 @@ fn chunk(s: &str) -> Result<usize, String> {
 struct Entity {
     e: VmtpEntity,
     cq: CompletionQueue,
-    _pd: ProtectionDomain,
+    pd: ProtectionDomain,
     ctx: Context,
     stall: Duration,
 }
@@ -169,7 +169,7 @@ fn open(
     Ok(Entity {
         e,
         cq,
-        _pd: pd,
+        pd,
         ctx: ctx.clone(),
         stall: Duration::from_secs(o.timeout),
     })
@@ -186,6 +186,14 @@ fn progress(ctx: &Context) -> srnic::Result<u64> {
 }
 
 impl Entity {
+    /// A registered region of `len` bytes: the module holds it through its
+    /// key instead of pinning the buffer at every call (as perftest does).
+    fn region(&self, len: usize) -> CmdResult<MemoryRegion<'static>> {
+        Ok(self
+            .pd
+            .reg_buffer(MrBuffer::new(len.max(1))?, AccessFlags::LOCAL_WRITE)?)
+    }
+
     /// Waits for one completion; fails when VMTP makes no progress on this
     /// host for the stall time.
     fn wait(&self, what: &str) -> CmdResult<WorkCompletion> {
@@ -209,15 +217,15 @@ impl Entity {
         wr_id: u64,
         server: VmtpEntityId,
         code: u32,
-        req: &[u8],
-        resp: &mut [u8],
+        req: &MemoryRegion<'_>,
+        len: usize,
+        resp: &mut MemoryRegion<'_>,
     ) -> CmdResult<usize> {
-        let r = Sge::inline(req)?;
+        let r = req.sge(0..len)?;
+        let w = resp.sge(..)?;
         // SAFETY: `resp` is borrowed mutably until the completion is waited
         // for below; a failure to wait leaves it to the entity, which is
-        // destroyed (and the buffer released) before `resp` can be used.
-        let w = unsafe { Sge::from_raw(resp.as_mut_ptr() as u64, resp.len() as u32, 0) };
-        // SAFETY: as above.
+        // destroyed before the region can be used again.
         unsafe { self.e.request(wr_id, server, code, r, w) }?;
         let wc = self.wait("Response")?;
         if wc.opcode() != WcOpcode::VmtpResponse || wc.wr_id() != wr_id {
@@ -305,25 +313,29 @@ fn serve(
 ) -> CmdResult {
     let window = window.clamp(1, 256);
     let s = open(ctx, o, VmtpRole::Server, discriminator, window as u32)?;
-    let mut bufs: Vec<Vec<u8>> = (0..window).map(|_| vec![0u8; MAX]).collect();
-    let post = |bufs: &mut [Vec<u8>], i: usize| -> CmdResult {
-        let b = &mut bufs[i];
-        // SAFETY: buffer `i` is read only after its completion and posted
-        // again only after that; the entity goes before `bufs`.
-        let sge = unsafe { Sge::from_raw(b.as_mut_ptr() as u64, b.len() as u32, 0) };
-        // SAFETY: as above.
-        unsafe { s.e.post_recv(i as u64, sge) }?;
+    // Request buffers: slots of one region. Responses are copied into slots
+    // of another, one per Response in flight (the module's default
+    // max_clients of them at most).
+    let bufs = s.region(window * MAX)?;
+    let nresp = 64usize;
+    let mut resp_mr = s.region(nresp * MAX)?;
+    let post = |bufs: &MemoryRegion<'_>, i: usize| -> CmdResult {
+        // SAFETY: slot `i` is read only after its completion and posted
+        // again only after that; the entity goes before the region.
+        unsafe { s.e.post_recv(i as u64, bufs.sge(i * MAX..(i + 1) * MAX)?) }?;
         Ok(())
     };
     for i in 0..window {
-        post(&mut bufs, i)?;
+        post(&bufs, i)?;
     }
     out.notice(&format!(
         "vmtp serve: ready as {} ({window} buffers posted)",
         s.e.id()
     ));
-    // Responses in flight, by wr_id; each client's last echo sequence.
-    let mut responding: HashMap<u64, Vec<u8>> = HashMap::new();
+    // Responses in flight: wr_id -> their slot of `resp_mr`; the free
+    // slots; each client's last echo sequence.
+    let mut responding: HashMap<u64, usize> = HashMap::new();
+    let mut free: Vec<usize> = (0..nresp).rev().collect();
     let mut last_seq: BTreeMap<u64, u64> = BTreeMap::new();
     let mut next_id = 0u64;
     let (mut requests, mut bytes_in, mut bytes_out) = (0u64, 0u64, 0u64);
@@ -332,7 +344,9 @@ fn serve(
         let wc = s.wait("Request")?;
         match wc.opcode() {
             WcOpcode::VmtpResponded => {
-                responding.remove(&wc.wr_id());
+                if let Some(slot) = responding.remove(&wc.wr_id()) {
+                    free.push(slot);
+                }
                 if !wc.is_success() {
                     out.notice(&format!(
                         "vmtp serve: a Response was not acknowledged ({})",
@@ -350,7 +364,7 @@ fn serve(
         let client = wc.vmtp_peer();
         requests += 1;
         bytes_in += n as u64;
-        let req = &bufs[i][..n];
+        let req = &bufs.as_slice()[i * MAX..i * MAX + n];
         let (code, resp) = match wc.vmtp_code() {
             ECHO => {
                 if n >= 8 {
@@ -380,11 +394,16 @@ fn serve(
         bytes_out += resp.len() as u64;
         let id = next_id;
         next_id += 1;
-        // The bytes stay in `responding` until the entity is done with them.
-        let sge = Sge::inline(&resp)?;
+        // The slot stays the entity's until it is done with the Response.
+        let slot = free
+            .pop()
+            .ok_or_else(|| Fail::Error(format!("more than {nresp} Responses in flight")))?;
+        let at = slot * MAX;
+        resp_mr.as_mut_slice()[at..at + resp.len()].copy_from_slice(&resp);
+        let sge = resp_mr.sge(at..at + resp.len())?;
         s.e.respond(id, client, wc.vmtp_transaction(), code, sge)?;
-        responding.insert(id, resp);
-        post(&mut bufs, i)?;
+        responding.insert(id, slot);
+        post(&bufs, i)?;
     }
     out.emit(&ServeReport {
         entity: s.e.id().to_string(),
@@ -413,20 +432,22 @@ fn ping(
 ) -> CmdResult {
     let c = open(ctx, o, VmtpRole::Client, 0, 0)?;
     out.notice(&format!("vmtp ping: {} to {server}", c.e.id()));
-    let mut resp = vec![0u8; MAX];
+    let mut req_mr = c.region(MAX)?;
+    let mut resp = c.region(MAX)?;
     let mut rtts = Vec::new();
     let mut bytes = 0u64;
     for seq in 0..count {
         let size = sizes[seq as usize % sizes.len()];
-        let mut req = vec![0u8; size];
+        let req = &mut req_mr.as_mut_slice()[..size];
+        req.fill(0);
         if size >= 8 {
             req[..8].copy_from_slice(&seq.to_le_bytes());
             fill_pattern(&mut req[8..], seq);
         }
         let t = Instant::now();
-        let n = c.transact(seq, server, ECHO, &req, &mut resp)?;
+        let n = c.transact(seq, server, ECHO, &req_mr, size, &mut resp)?;
         rtts.push(t.elapsed());
-        if resp[..n] != req[..] {
+        if resp.as_slice()[..n] != req_mr.as_slice()[..size] {
             return Err(Fail::Mismatch(format!(
                 "echo {seq}: the Response differs from the Request ({n} of {size} bytes)"
             )));
@@ -459,17 +480,18 @@ fn read(
     chunk: usize,
 ) -> CmdResult {
     let c = open(ctx, o, VmtpRole::Client, 0, 0)?;
-    let mut resp = vec![0u8; MAX];
+    let mut req_mr = c.region(12)?;
+    let mut resp = c.region(MAX)?;
     let mut off = 0usize;
     let mut transactions = 0u64;
     let start = Instant::now();
     while off < size {
         let len = chunk.min(size - off);
-        let mut req = [0u8; 12];
+        let req = req_mr.as_mut_slice();
         req[..8].copy_from_slice(&(off as u64).to_le_bytes());
-        req[8..].copy_from_slice(&(len as u32).to_le_bytes());
-        let n = c.transact(transactions, server, READ, &req, &mut resp)?;
-        if n != len || resp[..n] != read_bytes(off as u64, len)[..] {
+        req[8..12].copy_from_slice(&(len as u32).to_le_bytes());
+        let n = c.transact(transactions, server, READ, &req_mr, 12, &mut resp)?;
+        if n != len || resp.as_slice()[..n] != read_bytes(off as u64, len)[..] {
             return Err(Fail::Mismatch(format!(
                 "read at {off}: {n} bytes, not the {len} bytes of the pattern"
             )));
