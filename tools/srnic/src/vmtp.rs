@@ -69,7 +69,8 @@ pub struct EntityOpts {
 /// `srnic vmtp` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum VmtpCmd {
-    /// Serve echo and read Requests, checking that each arrives exactly once.
+    /// Serve echo and read Requests, checking that each client's numbered
+    /// echo Requests arrive at most once and in order.
     Serve {
         #[command(flatten)]
         e: EntityOpts,
