@@ -5,8 +5,8 @@
 # server's user exactly once and in order, every Response is verified.
 # Then selective retransmission: with 5 % of a's packets dropped (16 KiB
 # Requests: sixteen packets of two 512-byte blocks each) and nothing else, a
-# resends exactly the blocks of the dropped packets (its retransmitted_blocks
-# against netem's drop counter), never whole groups.
+# resends the blocks of the dropped packets (its retransmitted_blocks against
+# netem's drop counter), never whole groups.
 . /srnic/lib.sh
 unload_srnic_both
 load_srnic_both
@@ -45,8 +45,8 @@ netem_off
 # emulation. Of the dropped packets, the full-size ones carry two blocks of a
 # Request each (16 KiB: 16 packets of 1024 bytes); the others are a's few
 # packets without data (its last acknowledgement, an ARP probe). a must send
-# every block of the dropped packets again, and no other: between twice the
-# drops less the packets without data, and twice the drops.
+# every block of the dropped packets again (at least twice the drops less the
+# packets without data), and not whole groups.
 peer_bg vlsel "srnic vmtp serve -a $PEER -D 101 -C $((2 * N)) -t 600 --response-timeout-ms 2000"
 rmpp_wait_ready vlsel || vfail "second server not ready"
 /bin/tc qdisc replace dev eth0 root netem loss 5% || fail "tc netem on a"
@@ -65,7 +65,13 @@ data=$((2 * N * 16 + rb / 2))
 other=$((sent + drops - data))
 echo "a: $tx VMTP packets, $data with data; netem dropped $drops of $((sent + drops)) ($other without data); blocks resent: $rb"
 [ "$drops" -gt 0 ] || vfail "netem dropped nothing"
-[ "$rb" -le $((2 * drops)) ] || vfail "$rb blocks resent for $drops dropped packets: more than theirs"
+# Selective: a group's blocks are not all sent again for a loss (that would
+# be 32 blocks per lost packet). Under emulation a sender can take longer
+# than the receiver's group timeout (TS1, 10 ms) between the packets of one
+# group; the receiver then also asks for blocks still on their way, which
+# are sent twice: so the bound is eight blocks per dropped packet (a
+# quarter of a group), not exactly two.
+[ "$rb" -le $((8 * drops)) ] || vfail "$rb blocks resent for $drops dropped packets: not selective"
 [ "$rb" -ge $((2 * (drops - other))) ] || vfail "$rb blocks resent for $drops dropped packets ($other without data): some not resent"
 echo "ok: selective retransmission: $rb blocks resent for $drops dropped packets"
 peer_wait vlsel 120 || vfail "second server"
