@@ -9,13 +9,8 @@
 . /srnic/lib.sh
 unload_srnic_both
 load_srnic_both
-peer_vstat() { peer "srnic stats" | sed -n "s/^vmtp_$1: //p"; }
-vfail() {
-	echo "-- b:"; peer "srnic stats" | grep '^vmtp_'
-	fail "$1"
-}
 peer_bg vbad "srnic vmtp serve -a $PEER -D 100 -C 1 -t 120"
-rmpp_wait_ready vbad || vfail "server not ready"
+rmpp_wait_ready vbad || vmtp_fail "server not ready"
 K=20
 # kind:counter on b
 CASES="short:drop_short badver:drop_bad_header badlen:drop_bad_header garbage:drop_bad_header
@@ -27,20 +22,20 @@ done
 all_counted() {
 	local n=0 c
 	for c in drop_short drop_bad_header drop_checksum drop_unsupported drop_malformed drop_unknown_entity; do
-		n=$((n + $(peer_vstat $c)))
+		n=$((n + $(peer_vmtp_stat $c)))
 	done
 	[ $n -ge $((9 * K)) ]
 }
-wait_until 30 all_counted || vfail "not every injected packet was counted"
-expect_eq "short" "$(peer_vstat drop_short)" $K
-expect_eq "bad version, bad length, garbage" "$(peer_vstat drop_bad_header)" $((3 * K))
-expect_eq "bad checksum" "$(peer_vstat drop_checksum)" $K
-expect_eq "other domain, group" "$(peer_vstat drop_unsupported)" $((2 * K))
-expect_eq "delivery mask outside the segment" "$(peer_vstat drop_malformed)" $K
-expect_eq "unknown entity" "$(peer_vstat drop_unknown_entity)" $K
-expect_eq "NONEXISTENT_ENTITY answers" "$(peer_vstat notifies_sent)" $K
-expect_eq "Requests that reached the server's user" "$(peer_vstat requests)" 0
+wait_until 30 all_counted || vmtp_fail "not every injected packet was counted"
+expect_eq "short" "$(peer_vmtp_stat drop_short)" $K
+expect_eq "bad version, bad length, garbage" "$(peer_vmtp_stat drop_bad_header)" $((3 * K))
+expect_eq "bad checksum" "$(peer_vmtp_stat drop_checksum)" $K
+expect_eq "other domain, group" "$(peer_vmtp_stat drop_unsupported)" $((2 * K))
+expect_eq "delivery mask outside the segment" "$(peer_vmtp_stat drop_malformed)" $K
+expect_eq "unknown entity" "$(peer_vmtp_stat drop_unknown_entity)" $K
+expect_eq "NONEXISTENT_ENTITY answers" "$(peer_vmtp_stat notifies_sent)" $K
+expect_eq "Requests that reached the server's user" "$(peer_vmtp_stat requests)" 0
 check "the server still answers" srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C 1 -S 1000
-peer_wait vbad 60 || vfail "server"
+peer_wait vbad 60 || vmtp_fail "server"
 peer "dmesg" | grep -E "BUG|WARNING|Oops" && fail "kernel report on b"
 pass

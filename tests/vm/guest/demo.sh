@@ -61,13 +61,12 @@ say "  duplicates dropped on b: $(peer_rmpp_stat drop_duplicate), grants issued 
 # VMTP transactions (RFC 1045, IP protocol 81) over the same lossy link.
 say ""
 say "== VMTP transactions over the same link =="
-vstat() { srnic stats | sed -n "s/^vmtp_$1: //p"; }
 peer_bg demo_vmtp "srnic vmtp serve -a $PEER -D 100 -C 116 -t 120"
 rmpp_wait_ready demo_vmtp
 srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C 100 -S 0,64,1500,16K --max-retries 50 | while IFS= read -r l; do say "  a: $l"; done
 srnic vmtp read -a "$ADDR" -s "$PEER:100" -S 256K --max-retries 50 | while IFS= read -r l; do say "  a: $l"; done
 peer_wait demo_vmtp 300 | grep -v ready | while IFS= read -r l; do say "  b: $l"; done
-say "  blocks a sent again (selective retransmission): $(vstat retransmitted_blocks), headers after a timeout: $(vstat timeouts)"
+say "  blocks a sent again (selective retransmission): $(vmtp_stat retransmitted_blocks), headers after a timeout: $(vmtp_stat timeouts)"
 /bin/tc qdisc del dev eth0 root
 peer "/bin/tc qdisc del dev eth0 root"
 rmmod srnic

@@ -790,6 +790,18 @@ rmpp_fail() {
 	fail "$*"
 }
 
+# vmtp_stat NAME: the value of counter vmtp_NAME here.
+vmtp_stat() { srnic stats | sed -n "s/^vmtp_$1: //p"; }
+# peer_vmtp_stat NAME: the same on the peer.
+peer_vmtp_stat() { peer "srnic stats" | sed -n "s/^vmtp_$1: //p"; }
+
+# vmtp_fail REASON: prints both VMs' VMTP counters, then fails the case.
+vmtp_fail() {
+	echo "-- a:"; srnic stats | grep '^vmtp_'
+	echo "-- b:"; peer "srnic stats" | grep '^vmtp_'
+	fail "$*"
+}
+
 # load_srnic: load srnic in this VM only.
 load_srnic() {
 	srnic_loaded || insmod "$SRNIC_KO" || fail "insmod"
