@@ -212,13 +212,49 @@ impl VmtpEntity {
         req: Sge<'_>,
         resp: Sge<'_>,
     ) -> Result<()> {
+        // SAFETY: the caller leaves `resp` to the module until completion.
+        unsafe { self.request_raw(wr_id, server, code, 0, req, resp) }
+    }
+
+    /// Sends `data` as a datagram Request to `server`: no Response; the
+    /// transaction completes once it is sent.
+    pub fn datagram(&self, wr_id: u64, server: VmtpEntityId, code: u32, data: &[u8]) -> Result<()> {
+        let req = Sge::inline(data)?;
+        // SAFETY: the module only reads `data` (pinning it until
+        // completion); an empty Response buffer is never written.
+        unsafe {
+            self.request_raw(
+                wr_id,
+                server,
+                code,
+                abi::SRNIC_VMTP_DATAGRAM,
+                req,
+                Sge::from_raw(0, 0, 0),
+            )
+        }
+    }
+
+    /// `SRNIC_IOCTL_VMTP_REQUEST` with `flags`.
+    ///
+    /// # Safety
+    ///
+    /// As [`VmtpEntity::request`] for `resp`.
+    unsafe fn request_raw(
+        &self,
+        wr_id: u64,
+        server: VmtpEntityId,
+        code: u32,
+        flags: u32,
+        req: Sge<'_>,
+        resp: Sge<'_>,
+    ) -> Result<()> {
         let mut a = abi::SrnicVmtpRequest {
             size: std::mem::size_of::<abi::SrnicVmtpRequest>() as u32,
             handle: self.handle(),
             wr_id,
             server: server.0,
             code,
-            flags: 0,
+            flags,
             addr: req.addr,
             length: req.length,
             lkey: req.lkey,
@@ -229,26 +265,6 @@ impl VmtpEntity {
         };
         // SAFETY: the module reads `req` (pinned or held until completion)
         // and writes `resp`, which the caller leaves to it.
-        unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_VMTP_REQUEST, &mut a) }?;
-        Ok(())
-    }
-
-    /// Sends `data` as a datagram Request to `server`: no Response; the
-    /// transaction completes once it is sent.
-    pub fn datagram(&self, wr_id: u64, server: VmtpEntityId, code: u32, data: &[u8]) -> Result<()> {
-        let req = Sge::inline(data)?;
-        let mut a = abi::SrnicVmtpRequest {
-            size: std::mem::size_of::<abi::SrnicVmtpRequest>() as u32,
-            handle: self.handle(),
-            wr_id,
-            server: server.0,
-            code,
-            flags: abi::SRNIC_VMTP_DATAGRAM,
-            addr: req.addr,
-            length: req.length,
-            ..Default::default()
-        };
-        // SAFETY: the module only reads `data`, pinning it until completion.
         unsafe { self.inner.ctx.cmd(abi::SRNIC_IOCTL_VMTP_REQUEST, &mut a) }?;
         Ok(())
     }
