@@ -20,11 +20,13 @@
 //! - [`wire`]: the 44-byte header, zero-copy [`wire::Packet`] view and [`wire::Repr`].
 //! - [`flow`]: the CTS grant rule (paper, Figure 8).
 //! - [`mask`]: the packet set of one block that selective recovery keeps.
+//! - [`rtt`]: the sender's round-trip estimate and retransmission timeout.
 //! - [`engine`]: the sans-IO per-node protocol engine ([`engine::Engine`]).
 
 pub mod engine;
 pub mod flow;
 pub mod mask;
+pub mod rtt;
 pub mod wire;
 
 pub use engine::{

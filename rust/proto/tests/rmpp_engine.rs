@@ -1109,3 +1109,76 @@ fn restart_resumes_where_the_receiver_is() {
         assert_eq!(a.counters().resent_pkts, 2, "{rec:?}: packets 1 and 4");
     }
 }
+
+#[test]
+fn timeout_follows_the_measured_round_trip() {
+    // 200 us round trips, a 1 ms ceiling and a 10 us floor: after the RTS's
+    // and the first block's round trips (srtt 200 us, rttvar 75 us) the
+    // sender waits 500 us for a lost block end, not 1 ms, and twice that
+    // after a timeout (capped at the ceiling).
+    const RTT: u64 = 200_000;
+    let mut ca = cfg(A);
+    ca.min_retransmit_timeout = 10_000;
+    let (mut a, mut b, mut sink) = (eng_with(ca, 2, 2), eng(B), Sink::default());
+    let msgs = HashMap::from([(1, data(1000, 3))]);
+    a.send(0, B, 1000, 0, 1).unwrap();
+    let mut now = 0;
+    let mut to_b = out(&mut a, now, &msgs);
+    for _ in 0..2 {
+        sink.feed(&mut b, now + RTT / 2, &to_b);
+        for f in out(&mut b, now + RTT / 2, &msgs) {
+            assert_eq!(repr(&f).ptype, PacketType::Cts);
+            a.receive(now + RTT, &f, &mut |_: &Arrival<'_>| Decision::Drop)
+                .unwrap();
+        }
+        now += RTT;
+        to_b = out(&mut a, now, &msgs);
+    }
+    assert_eq!(a.rtt().srtt(), Some(RTT));
+    // The second block (5..8) loses its last packet.
+    assert_eq!(types(&to_b).last(), Some(&PacketType::StopData));
+    assert_eq!(a.poll_timeout(), Some(now + 500_000));
+    to_b.pop();
+    sink.feed(&mut b, now + RTT / 2, &to_b);
+    assert!(out(&mut b, now + RTT / 2, &msgs).is_empty());
+    now += 500_000;
+    a.handle_timeout(now);
+    assert_eq!(a.counters().retransmits, 1);
+    let restart = out(&mut a, now, &msgs);
+    assert_eq!(repr(&restart[0]).info2, 1);
+    // Backed off: twice 500 us is the 1 ms ceiling.
+    assert_eq!(a.poll_timeout(), Some(now + RTO));
+    sink.feed(&mut b, now, &restart);
+    pump(&mut a, &mut b, &mut sink, now, &msgs);
+    assert_eq!(sink.bufs[&1], msgs[&1]);
+    assert_eq!(
+        send_status(&completions(&mut a)),
+        [SendStatus::Delivered { accepted: 1000 }]
+    );
+    // Without a floor the timeout stays fixed at the ceiling.
+    let (mut f, mut g, mut sink) = (eng(A), eng(B), Sink::default());
+    f.send(0, B, 1000, 0, 1).unwrap();
+    sink.feed(&mut g, 0, &out(&mut f, 0, &msgs));
+    for c in out(&mut g, 0, &msgs) {
+        f.receive(RTT, &c, &mut |_: &Arrival<'_>| Decision::Drop)
+            .unwrap();
+    }
+    out(&mut f, RTT, &msgs);
+    assert_eq!(f.poll_timeout(), Some(RTT + RTO));
+}
+
+#[test]
+fn a_floor_above_the_timeout_is_refused() {
+    let mut c = cfg(A);
+    c.min_retransmit_timeout = RTO + 1;
+    assert_eq!(
+        Engine::new(
+            c,
+            vec![SendSlot::default(); 1],
+            vec![RecvSlot::default(); 1],
+            vec![PeerState::default(); 1]
+        )
+        .err(),
+        Some(ConfigError::MinTimeoutTooLong)
+    );
+}

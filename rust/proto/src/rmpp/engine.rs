@@ -36,6 +36,7 @@ pub use self::recv::RecvSlot;
 pub use self::send::SendSlot;
 
 use super::mask::BLOCK_BITS;
+use super::rtt::RttEstimate;
 use super::wire::{caps, Packet, PacketType, ParseError, Repr, HEADER_LEN};
 
 /// Entries in the fixed queue of stateless replies (MSGDROP to a NULL, GCH to a
@@ -108,8 +109,14 @@ pub struct Config {
     pub nodes: u32,
     /// Most data packets granted by one CTS (paper: MAX_DATA_PKTS, 16).
     pub max_data_pkts: u32,
-    /// Sender retransmission timeout in nanoseconds.
+    /// Sender retransmission timeout in nanoseconds: the timeout before the
+    /// first round-trip sample, and the largest one.
     pub retransmit_timeout: u64,
+    /// Smallest sender retransmission timeout in nanoseconds that the
+    /// round-trip estimate may set ([`super::rtt`]); 0 (or
+    /// `retransmit_timeout`): the timeout is fixed at `retransmit_timeout`, as
+    /// in the paper.
+    pub min_retransmit_timeout: u64,
     /// Timeouts tolerated per message before it fails (and again for its NULL).
     pub max_retries: u32,
     /// Receiver reclaim timeout in nanoseconds (paper: ten minutes): state of a
@@ -138,6 +145,7 @@ impl Config {
             nodes: 64,
             max_data_pkts: 16,
             retransmit_timeout: 1_000_000,
+            min_retransmit_timeout: 0,
             max_retries: 16,
             reclaim_timeout: 600_000_000_000,
             restart: RestartPolicy::FromStart,
@@ -165,6 +173,9 @@ impl Config {
         if self.retransmit_timeout == 0 {
             return Err(ConfigError::ZeroTimeout);
         }
+        if self.min_retransmit_timeout > self.retransmit_timeout {
+            return Err(ConfigError::MinTimeoutTooLong);
+        }
         let span = self
             .retransmit_timeout
             .saturating_mul(u64::from(self.max_retries).saturating_add(1));
@@ -186,6 +197,8 @@ pub enum ConfigError {
     GrantTooWide,
     /// `retransmit_timeout` is zero.
     ZeroTimeout,
+    /// `min_retransmit_timeout` exceeds `retransmit_timeout`.
+    MinTimeoutTooLong,
     /// `reclaim_timeout` does not exceed the sender's whole retry span.
     ReclaimTooShort,
 }
@@ -448,6 +461,8 @@ pub struct Engine<SS, RS, PS> {
     next_msg_id: u32,
     ctrl: [Option<Ctrl>; CTRL_QUEUE],
     rr: usize,
+    /// The round trip to this node's receivers, for the sender's timeout.
+    rtt: RttEstimate,
     counters: Counters,
     /// [`Engine::close`] was called: the upper layer is gone.
     closing: bool,
@@ -505,6 +520,7 @@ where
             next_msg_id: cfg.first_msg_id,
             ctrl: [None; CTRL_QUEUE],
             rr: 0,
+            rtt: RttEstimate::default(),
             counters: Counters::default(),
             closing: false,
         })
@@ -518,6 +534,11 @@ where
     /// Event counts since creation.
     pub fn counters(&self) -> Counters {
         self.counters
+    }
+
+    /// The round-trip estimate of the sender's timeout.
+    pub fn rtt(&self) -> &RttEstimate {
+        &self.rtt
     }
 
     /// Data packets granted to incoming messages and not yet received (Figure 8's

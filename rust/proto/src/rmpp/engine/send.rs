@@ -6,10 +6,11 @@
 //! its completion.
 
 use super::super::mask::BlockMask;
+use super::super::rtt::RttEstimate;
 use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN, SNAK_SPAN};
 use super::{
-    AbortError, Completion, Ctrl, Engine, PayloadRef, PeerState, Recovery, RecvSlot, RestartPolicy,
-    Retry, RxDrop, SendError, SendHandle, SendStatus, Transmit,
+    AbortError, Completion, Config, Ctrl, Engine, PayloadRef, PeerState, Recovery, RecvSlot,
+    RestartPolicy, Retry, RxDrop, SendError, SendHandle, SendStatus, Transmit,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +62,30 @@ struct SendState {
     resend: BlockMask,
     /// One past the highest data packet ever sent (to count what is resent).
     sent_end: u32,
+    /// When the packet being timed (the RTS, or the block's last data packet)
+    /// went out: its reply is a round-trip sample ([`super::super::rtt`]).
+    timed: Option<u64>,
+    /// Timeouts since the last reply: each doubles the next timeout.
+    backoff: u32,
+}
+
+/// The message's retransmission timeout: the round-trip estimate's, after its
+/// consecutive timeouts.
+fn timeout(rtt: &RttEstimate, cfg: &Config, st: &SendState) -> u64 {
+    rtt.rto(
+        cfg.min_retransmit_timeout,
+        cfg.retransmit_timeout,
+        st.backoff,
+    )
+}
+
+/// A reply of the message's receiver arrived at `now`: the timed packet's
+/// round trip is a sample, and the backoff ends.
+fn replied(rtt: &mut RttEstimate, st: &mut SendState, now: u64) {
+    if let Some(t) = st.timed.take() {
+        rtt.sample(now.saturating_sub(t));
+    }
+    st.backoff = 0;
 }
 
 /// One entry of the send table. Opaque; create with `SendSlot::default()`.
@@ -143,6 +168,8 @@ where
             completion: None,
             resend: BlockMask::EMPTY,
             sent_end: 1,
+            timed: None,
+            backoff: 0,
         });
         Ok(SendHandle(msg_id))
     }
@@ -185,8 +212,9 @@ where
     }
 
     pub(super) fn rx_reply(&mut self, now: u64, r: &Repr) -> Result<(), RxDrop> {
-        let rto = self.cfg.retransmit_timeout;
-        let naks = self.cfg.recovery != Recovery::Timeout;
+        let cfg = self.cfg;
+        let naks = cfg.recovery != Recovery::Timeout;
+        let rtt = &mut self.rtt;
         let found = self
             .send
             .as_mut()
@@ -233,13 +261,14 @@ where
                     return Err(RxDrop::Malformed);
                 }
                 let left = st.data_pkts.saturating_sub(r.seq).saturating_add(1);
+                replied(rtt, st, now);
                 st.phase = SendPhase::Granted;
                 st.next_seq = r.seq;
                 st.block_start = r.seq;
                 st.block_end = r.seq.saturating_add(r.info1.min(left));
                 st.resend.clear();
                 st.tx = SendTx::Data;
-                st.deadline = Some(now.saturating_add(rto));
+                st.deadline = Some(now.saturating_add(timeout(rtt, &cfg, st)));
                 Ok(())
             }
             PacketType::Nak | PacketType::SelectiveNak => {
@@ -250,6 +279,10 @@ where
                 if r.info2 != st.attempt || r.seq < st.block_start || r.seq >= st.next_seq {
                     return Err(RxDrop::Stale);
                 }
+                // The block's reply now waits for the packets sent again: no
+                // round-trip sample from it.
+                st.timed = None;
+                st.backoff = 0;
                 if r.ptype == PacketType::Nak {
                     st.next_seq = r.seq;
                     st.resend.clear();
@@ -281,7 +314,10 @@ where
                     SendStatus::Dropped
                 };
                 match st.phase {
-                    SendPhase::Rts | SendPhase::Granted => st.completion = Some(status),
+                    SendPhase::Rts | SendPhase::Granted => {
+                        replied(rtt, st, now);
+                        st.completion = Some(status);
+                    }
                     SendPhase::Nulling => {}
                     SendPhase::Closing => return Err(RxDrop::Stale),
                 }
@@ -299,9 +335,10 @@ where
         now: u64,
         header: &mut [u8; HEADER_LEN],
     ) -> Option<Transmit> {
-        let local = self.cfg.local_nid;
-        let rto = self.cfg.retransmit_timeout;
-        let caps = self.cfg.recovery.caps();
+        let cfg = self.cfg;
+        let local = cfg.local_nid;
+        let rtt = self.rtt;
+        let caps = cfg.recovery.caps();
         let next_id = self.next_msg_id;
         let counters = &mut self.counters;
         // Oldest message first: paper section 3.5 resends the lowest message number.
@@ -353,11 +390,12 @@ where
                     offset: 0,
                     len: first,
                 });
-                st.deadline = Some(now.saturating_add(rto));
+                st.timed = Some(now);
+                st.deadline = Some(now.saturating_add(timeout(&rtt, &cfg, st)));
             }
             SendTx::Null => {
                 repr.ptype = PacketType::Null;
-                st.deadline = Some(now.saturating_add(rto));
+                st.deadline = Some(now.saturating_add(cfg.retransmit_timeout));
             }
             _ => {}
         }
@@ -380,8 +418,9 @@ where
         now: u64,
         header: &mut [u8; HEADER_LEN],
     ) -> Option<Transmit> {
-        let local = self.cfg.local_nid;
-        let rto = self.cfg.retransmit_timeout;
+        let cfg = self.cfg;
+        let local = cfg.local_nid;
+        let rtt = self.rtt;
         let counters = &mut self.counters;
         let slots = self.send.as_mut();
         let n = slots.len();
@@ -425,6 +464,9 @@ where
             st.next_seq = s.saturating_add(1);
             if st.next_seq >= st.block_end {
                 st.tx = SendTx::None;
+                // The block's last packet: its reply (CTS or the final one)
+                // follows at once.
+                st.timed = Some(now);
             }
         }
         if s < st.sent_end {
@@ -432,7 +474,7 @@ where
             counters.resent_bytes = counters.resent_bytes.saturating_add(u64::from(plen));
         }
         st.sent_end = st.sent_end.max(s.saturating_add(1));
-        st.deadline = Some(now.saturating_add(rto));
+        st.deadline = Some(now.saturating_add(timeout(&rtt, &cfg, st)));
         Some(Transmit {
             to: st.dst,
             ptype,
@@ -479,6 +521,7 @@ where
     pub(super) fn send_timeouts(&mut self, now: u64) {
         let cfg = self.cfg;
         let rto = cfg.retransmit_timeout;
+        let rtt = self.rtt;
         let counters = &mut self.counters;
         for slot in self.send.as_mut().iter_mut() {
             let Some(st) = slot.st.as_mut() else { continue };
@@ -497,6 +540,8 @@ where
                     counters.retransmits = counters.retransmits.saturating_add(1);
                     st.retrying = true;
                     st.resend.clear();
+                    st.timed = None;
+                    st.backoff = st.backoff.saturating_add(1);
                     if st.phase == SendPhase::Rts {
                         st.tx = SendTx::Rts;
                     } else {
@@ -509,7 +554,7 @@ where
                         st.block_end = s.saturating_add(1);
                         st.tx = SendTx::Data;
                     }
-                    st.deadline = Some(now.saturating_add(rto));
+                    st.deadline = Some(now.saturating_add(timeout(&rtt, &cfg, st)));
                 }
                 SendPhase::Nulling => {
                     st.null_tries = st.null_tries.saturating_add(1);
