@@ -582,7 +582,7 @@ struct srnic_res_rmpp {
 	__u32 ethertype;
 	__u32 active_sends;
 	__u32 active_recvs;
-	__u32 reserved0;
+	__u32 srtt_us;		/* the sender's smoothed round trip (0: none yet) */
 };
 
 struct srnic_res_vmtp {
@@ -665,7 +665,8 @@ struct srnic_rmpp_create_ep {
 	__u32 ethertype;	/* 0 or SRNIC_RMPP_ETHERTYPE; anything else is EINVAL */
 	__u32 max_send;	/* in/out: messages in flight (0: default) */
 	__u32 max_recv;	/* in/out: posted receives (0: default) */
-	__u32 rto_us;	/* in/out: retransmission timeout */
+	__u32 rto_us;	/* in/out: retransmission timeout before the first
+			 * round-trip sample, and the largest */
 	__u32 max_retries;	/* in/out: timeouts per message before it fails */
 	__u32 reclaim_ms;	/* in/out: receiver state without activity is freed */
 	__u32 max_rcv_buf;	/* in/out: grant pool (paper: MAX_RCV_BUF) */
@@ -673,7 +674,8 @@ struct srnic_rmpp_create_ep {
 	__u32 max_data_pkts;	/* in/out: largest grant (paper: MAX_DATA_PKTS) */
 	__u32 mtu;	/* out: RMPP packet size, header included */
 	__u32 ep_handle;	/* out */
-	__u32 reserved0;
+	__u32 min_rto_us;	/* in/out: smallest timeout the round-trip
+				 * estimate may set; rto_us: a fixed timeout */
 	__u64 reserved[2];
 };
 

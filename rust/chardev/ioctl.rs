@@ -109,7 +109,7 @@ arg!(SrnicDisconnect, SRNIC_IOCTL_DISCONNECT, [reserved0]);
 arg!(SrnicStats, SRNIC_IOCTL_QUERY_STATS, [reserved0, reserved], SRNIC_STATS_SIZE_V1 as usize);
 arg!(SrnicQueryRes, SRNIC_IOCTL_QUERY_RES, [reserved0, reserved]);
 arg!(SrnicRmppNode, SRNIC_IOCTL_RMPP_SET_NODE, [reserved0, reserved1, reserved]);
-arg!(SrnicRmppCreateEp, SRNIC_IOCTL_RMPP_CREATE_EP, [reserved0, reserved]);
+arg!(SrnicRmppCreateEp, SRNIC_IOCTL_RMPP_CREATE_EP, [reserved]);
 arg!(SrnicRmppSend, SRNIC_IOCTL_RMPP_SEND, [reserved]);
 arg!(SrnicRmppPostRecv, SRNIC_IOCTL_RMPP_POST_RECV, [reserved]);
 arg!(SrnicRmppStats, SRNIC_IOCTL_RMPP_QUERY_STATS, [reserved0, reserved]);

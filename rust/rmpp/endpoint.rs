@@ -328,6 +328,7 @@ impl Ep {
         let g = self.inner.lock();
         r.active_sends = g.engine.active_sends() as u32;
         r.active_recvs = g.engine.active_recvs() as u32;
+        r.srtt_us = g.engine.rtt().srtt().map_or(0, |ns| u32::try_from(ns / 1000).unwrap_or(u32::MAX).max(1));
     }
 
     /// Where the endpoint is, for its tracepoints.

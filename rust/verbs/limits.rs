@@ -52,6 +52,10 @@ pub(crate) const RMPP_MAX_RECV: usize = 1024;
 /// RMPP: retransmission timeout in microseconds (default, minimum: about a jiffy).
 pub(crate) const RMPP_DEFAULT_RTO_US: u32 = 100_000;
 pub(crate) const RMPP_MIN_RTO_US: u32 = 1_000;
+/// RMPP: the smallest retransmission timeout the round-trip estimate may set,
+/// in microseconds, by default (never more than the endpoint's `rto_us`): a
+/// jiffy or two, since the endpoint's timer counts in jiffies.
+pub(crate) const RMPP_DEFAULT_MIN_RTO_US: u32 = 5_000;
 /// RMPP: timeouts per message before it fails (default, maximum).
 pub(crate) const RMPP_DEFAULT_RETRIES: u32 = 1000;
 pub(crate) const RMPP_MAX_RETRIES: u32 = 1_000_000;

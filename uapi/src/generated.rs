@@ -585,7 +585,8 @@ pub struct srnic_res_rmpp {
     pub ethertype: u32,
     pub active_sends: u32,
     pub active_recvs: u32,
-    pub reserved0: u32,
+    #[doc = " the sender's smoothed round trip (0: none yet)"]
+    pub srtt_us: u32,
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -637,7 +638,7 @@ pub struct srnic_rmpp_create_ep {
     pub max_send: u32,
     #[doc = " in/out: posted receives (0: default)"]
     pub max_recv: u32,
-    #[doc = " in/out: retransmission timeout"]
+    #[doc = " in/out: retransmission timeout before the first\n round-trip sample, and the largest"]
     pub rto_us: u32,
     #[doc = " in/out: timeouts per message before it fails"]
     pub max_retries: u32,
@@ -653,7 +654,8 @@ pub struct srnic_rmpp_create_ep {
     pub mtu: u32,
     #[doc = " out"]
     pub ep_handle: u32,
-    pub reserved0: u32,
+    #[doc = " in/out: smallest timeout the round-trip\n estimate may set; rto_us: a fixed timeout"]
+    pub min_rto_us: u32,
     pub reserved: [u64; 2usize],
 }
 #[doc = " SRNIC_IOCTL_RMPP_SEND: sends length bytes at addr to dst_nid with tag.\n Completes with SRNIC_WC_RMPP_SEND on the send CQ: byte_len is what the\n receiver took (less than msg_len when it truncated). EAGAIN when max_send\n messages are in flight."]
@@ -1425,7 +1427,7 @@ macro_rules! srnic_abi_structs {
                 ethertype,
                 active_sends,
                 active_recvs,
-                reserved0
+                srtt_us
             ]
         );
         $m!(
@@ -1460,7 +1462,7 @@ macro_rules! srnic_abi_structs {
                 max_data_pkts,
                 mtu,
                 ep_handle,
-                reserved0,
+                min_rto_us,
                 reserved
             ]
         );

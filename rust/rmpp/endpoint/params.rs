@@ -23,6 +23,7 @@ pub(crate) struct EpParams {
     pub(crate) max_send: u32,
     pub(crate) max_recv: u32,
     pub(crate) rto_us: u32,
+    pub(crate) min_rto_us: u32,
     pub(crate) max_retries: u32,
     pub(crate) reclaim_ms: u32,
     pub(crate) max_rcv_buf: u32,
@@ -42,6 +43,7 @@ impl EpParams {
             max_send: d(a.max_send, limits::RMPP_DEFAULT_SEND),
             max_recv: d(a.max_recv, limits::RMPP_DEFAULT_RECV),
             rto_us: d(a.rto_us, limits::RMPP_DEFAULT_RTO_US),
+            min_rto_us: a.min_rto_us,
             max_retries: d(a.max_retries, limits::RMPP_DEFAULT_RETRIES),
             reclaim_ms: a.reclaim_ms,
             max_rcv_buf: d(a.max_rcv_buf, limits::RMPP_DEFAULT_RCV_BUF),
@@ -49,6 +51,9 @@ impl EpParams {
             max_data_pkts: d(a.max_data_pkts, limits::RMPP_DEFAULT_DATA_PKTS),
         };
         let mut p = p;
+        if p.min_rto_us == 0 {
+            p.min_rto_us = limits::RMPP_DEFAULT_MIN_RTO_US.min(p.rto_us);
+        }
         if p.reclaim_ms == 0 {
             // Default: a minute, and always twice the sender's retry span.
             let span_ms = u64::from(p.rto_us) * (u64::from(p.max_retries) + 1) / 1000;
@@ -66,6 +71,8 @@ impl EpParams {
             || p.max_send as usize > limits::RMPP_MAX_SEND
             || p.max_recv as usize > limits::RMPP_MAX_RECV
             || p.rto_us < limits::RMPP_MIN_RTO_US
+            || p.min_rto_us < limits::RMPP_MIN_RTO_US
+            || p.min_rto_us > p.rto_us
             || p.max_retries > limits::RMPP_MAX_RETRIES
             || p.max_data_pkts > limits::RMPP_MAX_DATA_PKTS
             || p.max_rcv_buf > limits::RMPP_MAX_RCV_BUF
@@ -83,6 +90,7 @@ impl EpParams {
         c.nodes = self.nodes;
         c.max_data_pkts = self.max_data_pkts;
         c.retransmit_timeout = u64::from(self.rto_us) * 1000;
+        c.min_retransmit_timeout = u64::from(self.min_rto_us) * 1000;
         c.max_retries = self.max_retries;
         c.reclaim_timeout = u64::from(self.reclaim_ms) * 1_000_000;
         c.restart = if self.flags & SRNIC_RMPP_EP_RESTART_FROM_START != 0 {
@@ -111,6 +119,7 @@ impl EpParams {
         a.max_send = self.max_send;
         a.max_recv = self.max_recv;
         a.rto_us = self.rto_us;
+        a.min_rto_us = self.min_rto_us;
         a.max_retries = self.max_retries;
         a.reclaim_ms = self.reclaim_ms;
         a.max_rcv_buf = self.max_rcv_buf;

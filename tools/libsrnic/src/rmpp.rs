@@ -52,8 +52,12 @@ pub struct RmppEndpointAttr {
     pub max_send: u32,
     /// Posted receives.
     pub max_recv: u32,
-    /// Retransmission timeout in microseconds.
+    /// Retransmission timeout in microseconds before the first round-trip
+    /// sample, and the largest.
     pub rto_us: u32,
+    /// Smallest retransmission timeout in microseconds that the round-trip
+    /// estimate may set (`rto_us`: a fixed timeout).
+    pub min_rto_us: u32,
     /// Timeouts a message survives before it fails.
     pub max_retries: u32,
     /// Milliseconds after which idle receiver state is freed.
@@ -125,6 +129,7 @@ impl RmppEndpoint {
             max_send: attr.max_send,
             max_recv: attr.max_recv,
             rto_us: attr.rto_us,
+            min_rto_us: attr.min_rto_us,
             max_retries: attr.max_retries,
             reclaim_ms: attr.reclaim_ms,
             max_rcv_buf: attr.max_rcv_buf,

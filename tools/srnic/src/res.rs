@@ -211,6 +211,7 @@ fn rmpp(r: &abi::SrnicResRmpp) -> Vec<Field> {
         ("ethertype", format!("{:#06x}", r.ethertype).into()),
         ("sends", r.active_sends.into()),
         ("recvs", r.active_recvs.into()),
+        ("srtt_us", r.srtt_us.into()),
     ]);
     f
 }

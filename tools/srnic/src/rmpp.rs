@@ -76,9 +76,15 @@ pub struct EpOpts {
     /// Posted receives (default: the module's).
     #[arg(long, default_value_t = 0)]
     max_recv: u32,
-    /// Retransmission timeout in microseconds.
+    /// Retransmission timeout in microseconds before the first round-trip
+    /// sample, and the largest (default: the module's).
     #[arg(long, default_value_t = 0)]
     rto_us: u32,
+    /// Smallest retransmission timeout in microseconds that the round-trip
+    /// estimate may set; equal to --rto-us: a fixed timeout (default: the
+    /// module's).
+    #[arg(long, default_value_t = 0)]
+    min_rto_us: u32,
     /// Timeouts per message before it fails.
     #[arg(long, default_value_t = 0)]
     max_retries: u32,
@@ -237,6 +243,7 @@ fn open_ep(ctx: &Context, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult
             max_recv
         },
         rto_us: o.rto_us,
+        min_rto_us: o.min_rto_us,
         max_retries: o.max_retries,
         reclaim_ms: o.reclaim_ms,
         max_rcv_buf: o.max_rcv_buf,

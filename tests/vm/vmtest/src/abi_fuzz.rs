@@ -1804,6 +1804,7 @@ impl<'a> Worker<'a> {
                     max_send: t(&mut self.rng),
                     max_recv: t(&mut self.rng),
                     rto_us: t(&mut self.rng),
+                    min_rto_us: t(&mut self.rng),
                     max_retries: if self.rng.chance(50) {
                         1 + self.rng.below(3) as u32
                     } else {
@@ -1815,7 +1816,7 @@ impl<'a> Worker<'a> {
                     max_data_pkts: t(&mut self.rng),
                     ..Default::default()
                 };
-                if let Some(out) = self.ioctl(slot, op, v, |a, v| a.reserved0 = v as u32 | 1) {
+                if let Some(out) = self.ioctl(slot, op, v, |a, v| a.reserved[0] = v | 1) {
                     self.remember(slot, Kind::Ep, out.ep_handle);
                 }
             }
