@@ -423,6 +423,10 @@ where
         let rtt = self.rtt;
         let counters = &mut self.counters;
         let slots = self.send.as_mut();
+        // Round robin by block, not by packet: the message being sent keeps the
+        // link until its grant is used up. Its CTS then comes back while the
+        // other messages' blocks go out, instead of every message's block
+        // ending at once and the link waiting a round trip for their CTSs.
         let n = slots.len();
         let idx = (0..n)
             .filter_map(|k| self.rr.wrapping_add(k).checked_rem(n))
@@ -432,7 +436,7 @@ where
                     .and_then(|s| s.st.as_ref())
                     .is_some_and(|st| st.tx == SendTx::Data || !st.resend.is_empty())
             })?;
-        self.rr = idx.wrapping_add(1);
+        self.rr = idx;
         let st = slots.get_mut(idx)?.st.as_mut()?;
         // Packets a selective NAK asked for first, then the block's next one.
         let asked = st.resend.pop_first();
