@@ -1182,3 +1182,56 @@ fn a_floor_above_the_timeout_is_refused() {
         Some(ConfigError::MinTimeoutTooLong)
     );
 }
+
+#[test]
+fn rts_dropped_behind_a_held_one_is_sent_again_once_it_is_taken() {
+    // The receiver holds message 0 (no receive posted) and drops the RTSs of
+    // messages 1 and 2, which arrive ahead of it. When message 0's retry is
+    // taken, the sender sends 1 and 2 again at once instead of at their own
+    // (later) timeouts.
+    let (mut a, mut b, mut sink) = (eng(A), eng(B), Sink::default());
+    let msgs = HashMap::from([(0, data(50, 1)), (1, data(60, 2)), (2, data(70, 3))]);
+    a.send(0, B, 50, 0, 0).unwrap();
+    let first = out(&mut a, 0, &msgs);
+    a.send(10, B, 60, 1, 1).unwrap();
+    a.send(10, B, 70, 2, 2).unwrap();
+    let later = out(&mut a, 10, &msgs);
+    assert_eq!(types(&later), [PacketType::LastRts, PacketType::LastRts]);
+    sink.decision = Some(Decision::Defer);
+    assert_eq!(sink.feed(&mut b, 10, &first), [Err(RxDrop::Deferred)]);
+    assert_eq!(
+        sink.feed(&mut b, 10, &later),
+        [Err(RxDrop::OutOfOrder), Err(RxDrop::OutOfOrder)]
+    );
+    // Message 0 times out first and is taken this time.
+    a.handle_timeout(RTO);
+    let retry = out(&mut a, RTO, &msgs);
+    assert_eq!(types(&retry), [PacketType::LastRts]);
+    sink.decision = None;
+    assert_eq!(sink.feed(&mut b, RTO, &retry), [Ok(true)]);
+    let end = out(&mut b, RTO, &msgs);
+    a.receive(RTO, &end[0], &mut |_: &Arrival<'_>| Decision::Drop)
+        .unwrap();
+    // 1 and 2 go again now, before their timeouts (at RTO + 10).
+    let again = out(&mut a, RTO + 1, &msgs);
+    assert_eq!(
+        again
+            .iter()
+            .filter(|f| repr(f).ptype == PacketType::LastRts)
+            .count(),
+        2,
+        "{:?}",
+        types(&again)
+    );
+    assert_eq!(
+        sink.feed(&mut b, RTO + 1, &again)[again.len() - 2..],
+        [Ok(true), Ok(true)]
+    );
+    assert_eq!(a.counters().retransmits, 1);
+    pump(&mut a, &mut b, &mut sink, RTO + 1, &msgs);
+    // The first arrival was the held one.
+    assert_eq!(sink.arrivals.len(), 4);
+    for (ctx, m) in [(2, 0), (3, 1), (4, 2)] {
+        assert_eq!(sink.bufs[&ctx], msgs[&m]);
+    }
+}

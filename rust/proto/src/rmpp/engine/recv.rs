@@ -80,7 +80,7 @@ pub struct RecvSlot {
 }
 
 /// Signed distance `a - b` in wrapping u32 sequence space.
-fn seq_diff(a: u32, b: u32) -> i32 {
+pub(super) fn seq_diff(a: u32, b: u32) -> i32 {
     i32::from_ne_bytes(a.wrapping_sub(b).to_ne_bytes())
 }
 

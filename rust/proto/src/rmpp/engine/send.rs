@@ -8,6 +8,7 @@
 use super::super::mask::BlockMask;
 use super::super::rtt::RttEstimate;
 use super::super::wire::{Packet, PacketType, Repr, HEADER_LEN, SNAK_SPAN};
+use super::recv::seq_diff;
 use super::{
     AbortError, Completion, Config, Ctrl, Engine, PayloadRef, PeerState, Recovery, RecvSlot,
     RestartPolicy, Retry, RxDrop, SendError, SendHandle, SendStatus, Transmit,
@@ -67,6 +68,8 @@ struct SendState {
     timed: Option<u64>,
     /// Timeouts since the last reply: each doubles the next timeout.
     backoff: u32,
+    /// When the RTS last went out (`None`: not yet).
+    rts_at: Option<u64>,
 }
 
 /// The message's retransmission timeout: the round-trip estimate's, after its
@@ -79,11 +82,15 @@ fn timeout(rtt: &RttEstimate, cfg: &Config, st: &SendState) -> u64 {
     )
 }
 
-/// A reply of the message's receiver arrived at `now`: the timed packet's
-/// round trip is a sample, and the backoff ends.
-fn replied(rtt: &mut RttEstimate, st: &mut SendState, now: u64) {
+/// A reply of the message's receiver for `attempt` arrived at `now`: the
+/// timed packet's round trip is a sample if the reply answers the attempt it
+/// was sent in (a late reply to an earlier attempt would make it too short),
+/// and the backoff ends.
+fn replied(rtt: &mut RttEstimate, st: &mut SendState, now: u64, attempt: u32) {
     if let Some(t) = st.timed.take() {
-        rtt.sample(now.saturating_sub(t));
+        if attempt == st.attempt {
+            rtt.sample(now.saturating_sub(t));
+        }
     }
     st.backoff = 0;
 }
@@ -170,6 +177,7 @@ where
             sent_end: 1,
             timed: None,
             backoff: 0,
+            rts_at: None,
         });
         Ok(SendHandle(msg_id))
     }
@@ -212,6 +220,45 @@ where
     }
 
     pub(super) fn rx_reply(&mut self, now: u64, r: &Repr) -> Result<(), RxDrop> {
+        let mut accepted = None;
+        self.rx_reply_one(now, r, &mut accepted)?;
+        if let Some((dst, msg_num, rts_at)) = accepted {
+            self.resend_held_rts(now, dst, msg_num, rts_at);
+        }
+        Ok(())
+    }
+
+    /// The receiver `dst` accepted message `msg_num`, whose RTS went out at
+    /// `rts_at`: later messages to it whose RTS went out before that arrived
+    /// while it still waited for `msg_num` and were dropped (it takes a
+    /// sender's messages in msgNum order, section 3.5), so their RTSs are sent
+    /// again now rather than at their timeouts, which lengthen while the
+    /// first message was held (a receive not yet posted). A receiver that did
+    /// take one drops the copy as stale.
+    fn resend_held_rts(&mut self, now: u64, dst: u32, msg_num: u32, rts_at: u64) {
+        let cfg = self.cfg;
+        let rtt = self.rtt;
+        for st in self.send.as_mut().iter_mut().filter_map(|s| s.st.as_mut()) {
+            let later = seq_diff(st.msg_num, msg_num) > 0;
+            if st.dst == dst
+                && later
+                && st.phase == SendPhase::Rts
+                && st.tx == SendTx::None
+                && st.rts_at.is_some_and(|t| t < rts_at)
+            {
+                st.tx = SendTx::Rts;
+                st.backoff = 0;
+                st.deadline = Some(now.saturating_add(timeout(&rtt, &cfg, st)));
+            }
+        }
+    }
+
+    fn rx_reply_one(
+        &mut self,
+        now: u64,
+        r: &Repr,
+        accepted: &mut Option<(u32, u32, u64)>,
+    ) -> Result<(), RxDrop> {
         let cfg = self.cfg;
         let naks = cfg.recovery != Recovery::Timeout;
         let rtt = &mut self.rtt;
@@ -261,7 +308,10 @@ where
                     return Err(RxDrop::Malformed);
                 }
                 let left = st.data_pkts.saturating_sub(r.seq).saturating_add(1);
-                replied(rtt, st, now);
+                if st.phase == SendPhase::Rts {
+                    *accepted = st.rts_at.map(|t| (st.dst, st.msg_num, t));
+                }
+                replied(rtt, st, now, r.info2);
                 st.phase = SendPhase::Granted;
                 st.next_seq = r.seq;
                 st.block_start = r.seq;
@@ -313,9 +363,12 @@ where
                 } else {
                     SendStatus::Dropped
                 };
+                if st.phase == SendPhase::Rts {
+                    *accepted = st.rts_at.map(|t| (st.dst, st.msg_num, t));
+                }
                 match st.phase {
                     SendPhase::Rts | SendPhase::Granted => {
-                        replied(rtt, st, now);
+                        replied(rtt, st, now, r.info2);
                         st.completion = Some(status);
                     }
                     SendPhase::Nulling => {}
@@ -381,7 +434,7 @@ where
                 repr.payload_len = u16::try_from(first).unwrap_or(0);
                 repr.tag = st.tag;
                 repr.info1 = caps;
-                if st.attempt > 0 {
+                if st.rts_at.is_some() {
                     counters.resent_pkts = counters.resent_pkts.saturating_add(1);
                     counters.resent_bytes = counters.resent_bytes.saturating_add(u64::from(first));
                 }
@@ -390,7 +443,11 @@ where
                     offset: 0,
                     len: first,
                 });
-                st.timed = Some(now);
+                // A first RTS or a retry is timed (a reply names its
+                // attempt); one sent again behind a held message is not (its
+                // first copy may have been taken, with the same attempt).
+                st.timed = (st.rts_at.is_none() || st.retrying).then_some(now);
+                st.rts_at = Some(now);
                 st.deadline = Some(now.saturating_add(timeout(&rtt, &cfg, st)));
             }
             SendTx::Null => {
