@@ -217,6 +217,16 @@ impl Ep {
     fn wait_one(&self, cq: &CompletionQueue, what: &str) -> CmdResult<WorkCompletion> {
         wait_one(&self.ctx, cq, self.timeout, what)
     }
+
+    fn wait_some<'w>(
+        &self,
+        cq: &CompletionQueue,
+        wc: &'w mut [WorkCompletion],
+        what: &str,
+    ) -> CmdResult<&'w [WorkCompletion]> {
+        let n = wait_some(&self.ctx, cq, wc, self.timeout, what)?;
+        Ok(&wc[..n])
+    }
 }
 
 fn open_ep(ctx: &Context, o: &EpOpts, max_send: u32, max_recv: u32) -> CmdResult<Ep> {
@@ -271,14 +281,30 @@ fn wait_one(
     what: &str,
 ) -> CmdResult<WorkCompletion> {
     let mut wc = [WorkCompletion::default(); 1];
-    let n = cq.wait_progress(&mut wc, stall, || rmpp_progress(ctx))?;
+    wait_some(ctx, cq, &mut wc, stall, what)?;
+    Ok(wc[0])
+}
+
+/// Waits for at least one completion of `cq` and takes as many as are there
+/// (up to `wc.len()`, one system call for all); fails as [`wait_one`].
+fn wait_some(
+    ctx: &Context,
+    cq: &CompletionQueue,
+    wc: &mut [WorkCompletion],
+    stall: Duration,
+    what: &str,
+) -> CmdResult<usize> {
+    let n = cq.wait_progress(wc, stall, || rmpp_progress(ctx))?;
     if n == 0 {
         return Err(Fail::Error(format!(
             "no {what}: no RMPP packet sent or received for {stall:?}"
         )));
     }
-    Ok(wc[0])
+    Ok(n)
 }
+
+/// Completions taken from a CQ with one call.
+const WC_BATCH: usize = 64;
 
 /// The counters whose sum is RMPP's progress on this host: packets sent and
 /// packets the engines accepted (as `srnic stats` names them).
@@ -695,36 +721,38 @@ fn recv(
     let mut aborts = Vec::new();
     let (mut got, mut bytes, mut aborted) = (0u64, 0u64, !expect_abort);
     let start = Instant::now();
+    let mut wcs = [WorkCompletion::default(); WC_BATCH];
     while got < count || !aborted {
-        let wc = e.wait_one(&e.rcq, "a message")?;
-        if wc.opcode() != WcOpcode::RmppRecv {
-            return Err(Fail::Error(format!(
-                "unexpected completion {:?}",
-                wc.opcode()
-            )));
-        }
-        let i = wc.wr_id() as usize;
-        if !wc.is_success() {
-            if !aborted && wc.0.status == abi::SRNIC_WC_REM_ABORT_ERR {
-                let a = Aborted {
-                    seq: wc.0.tag as u32,
-                    nid: wc.0.src_nid,
-                };
-                out.progress(&a)?;
-                aborts.push(a);
-                aborted = true;
-                post(&mr, i)?;
-                continue;
+        for wc in e.wait_some(&e.rcq, &mut wcs, "messages")? {
+            if wc.opcode() != WcOpcode::RmppRecv {
+                return Err(Fail::Error(format!(
+                    "unexpected completion {:?}",
+                    wc.opcode()
+                )));
             }
-            return Err(status_err(&wc, "receive"));
+            let i = wc.wr_id() as usize;
+            if !wc.is_success() {
+                if !aborted && wc.0.status == abi::SRNIC_WC_REM_ABORT_ERR {
+                    let a = Aborted {
+                        seq: wc.0.tag as u32,
+                        nid: wc.0.src_nid,
+                    };
+                    out.progress(&a)?;
+                    aborts.push(a);
+                    aborted = true;
+                    post(&mr, i)?;
+                    continue;
+                }
+                return Err(status_err(wc, "receive"));
+            }
+            {
+                let data = &mr.as_mut_slice()[i * slot..][..wc.byte_len() as usize];
+                order.check(wc, data, sizes)?;
+            }
+            got += 1;
+            bytes += u64::from(wc.byte_len());
+            post(&mr, i)?;
         }
-        {
-            let data = &mr.as_mut_slice()[i * slot..][..wc.byte_len() as usize];
-            order.check(&wc, data, sizes)?;
-        }
-        got += 1;
-        bytes += u64::from(wc.byte_len());
-        post(&mr, i)?;
     }
     out.emit(&RecvReport {
         nid: o.nid,
@@ -773,6 +801,7 @@ fn send(
     let mut slots: Vec<Option<(u32, usize, Instant)>> = vec![None; window];
     let (mut sent, mut done, mut bytes) = (0u64, 0u64, 0u64);
     let mut latencies = Vec::with_capacity(count.min(1 << 20) as usize);
+    let mut wcs = [WorkCompletion::default(); WC_BATCH];
     let start = Instant::now();
     while done < count {
         // Fill the window.
@@ -795,23 +824,24 @@ fn send(
             slots[i] = Some((seq, len, Instant::now()));
             sent += 1;
         }
-        let wc = e.wait_one(&e.scq, "a send completion")?;
-        if !wc.is_success() {
-            return Err(status_err(&wc, "send"));
+        for wc in e.wait_some(&e.scq, &mut wcs, "send completions")? {
+            if !wc.is_success() {
+                return Err(status_err(wc, "send"));
+            }
+            let i = wc.wr_id() as usize;
+            let Some((seq, len, posted)) = slots.get_mut(i).and_then(Option::take) else {
+                return Err(Fail::Error(format!("completion for unknown wr_id {i}")));
+            };
+            if wc.byte_len() as usize != len {
+                return Err(Fail::Mismatch(format!(
+                    "message {seq}: the receiver took {} of {len} bytes",
+                    wc.byte_len()
+                )));
+            }
+            latencies.push(posted.elapsed());
+            done += 1;
+            bytes += len as u64;
         }
-        let i = wc.wr_id() as usize;
-        let Some((seq, len, posted)) = slots.get_mut(i).and_then(Option::take) else {
-            return Err(Fail::Error(format!("completion for unknown wr_id {i}")));
-        };
-        if wc.byte_len() as usize != len {
-            return Err(Fail::Mismatch(format!(
-                "message {seq}: the receiver took {} of {len} bytes",
-                wc.byte_len()
-            )));
-        }
-        latencies.push(posted.elapsed());
-        done += 1;
-        bytes += len as u64;
     }
     Ok(Sent {
         messages: done,
