@@ -22,9 +22,11 @@ Writes into OUTDIR:
   system's 1-QP run and to siw, and the slowest QP's share of it as a
   fraction of the fair share, with the issue's goals at 256 QPs; the kernel
   memory per idle QP on each VM, srnic against siw;
-- the RMPP row (rmpp_bw), when the samples have it: srnic's RMPP against a
-  raw AF_PACKET program moving the same bytes, MiB/s, their paired ratio
-  with the issue's goal, and each system's CPU time per GiB on both VMs;
+- the RMPP rows (rmpp_bw, rmpp_rate), when the samples have them: srnic's
+  RMPP against a raw AF_PACKET program moving the same bytes, MiB/s of 1 MiB
+  messages and millions of 64-byte messages per second, their paired ratio
+  (with the issue's goal on bandwidth), and each system's CPU time per GiB
+  or per message on both VMs;
 - the RMPP-under-loss rows (rmpp_loss, rmpp_resent, rmpp_p99), when the
   samples have them: per loss rate, RMPP's MiB/s, bytes sent again per byte
   lost and 99th-percentile completion time with each receiver-driven
@@ -307,41 +309,55 @@ def cpu_tables(rows, keys):
     return out
 
 
+# The RMPP rows: each one's unit, and how its CPU time is shown.
+RMPP_ROWS = {"rmpp_bw": ("MiB/s", "CPU-s/GiB"), "rmpp_rate": ("Mpps", "CPU-us/msg")}
+
+
 def rmpp_table(rows, data, incomplete):
-    """The RMPP table (none when the samples have no rmpp_bw row): MiB/s of
-    each system, their paired ratio and goal, and CPU-seconds per GiB moved
-    on VM a (the sender) and VM b."""
-    keys = sorted(k for k in data if k[0] == "rmpp_bw")
+    """The RMPP table (none when the samples have no RMPP row): MiB/s of 1
+    MiB messages (rmpp_bw) and millions of 64-byte messages per second
+    (rmpp_rate) of each system, their paired ratio and goal, and the CPU time
+    on VM a (the sender) and VM b: seconds per GiB moved, or microseconds per
+    message."""
+    keys = sorted(k for k in data if k[0] in RMPP_ROWS)
     if not keys:
         return []
     cpu = defaultdict(lambda: defaultdict(list))
     for r in rows:
-        if r["test"] == "rmpp_bw" and r["bytes"] and None not in (r["cpu_a"], r["cpu_b"]):
-            cpu[(r["size"], r["system"])]["a"].append(r["cpu_a"] * (1 << 30) / r["bytes"])
-            cpu[(r["size"], r["system"])]["b"].append(r["cpu_b"] * (1 << 30) / r["bytes"])
+        if r["test"] in RMPP_ROWS and r["bytes"] and None not in (r["cpu_a"], r["cpu_b"]):
+            if r["test"] == "rmpp_bw":
+                per = (1 << 30) / r["bytes"]
+            else:
+                per = 1e6 * r["size"] / r["bytes"]
+            for v in ("a", "b"):
+                cpu[(r["test"], r["size"], r["system"])][v].append(r["cpu_" + v] * per)
     out = [
-        "RMPP: the bandwidth rows' bytes, in messages of the size given, from VM a to VM b: srnic's "
-        "RMPP (`srnic rmpp bw`, every message acknowledged and verified) against "
-        "a raw AF_PACKET program sending the same payload in MTU-sized frames "
-        "through mmap'ed rings (no protocol, no reliability; its figure is what "
-        "VM b received per second). MiB/s (higher is better); CPU-seconds per "
-        "GiB on each VM (lower is better).",
+        "RMPP: from VM a to VM b, srnic's RMPP (`srnic rmpp bw`, every message "
+        "acknowledged and verified) against a raw AF_PACKET program sending the "
+        "same payload through mmap'ed rings (no protocol, no reliability; its "
+        "figure is what VM b received per second): rmpp_bw the bandwidth rows' "
+        "bytes in 1 MiB messages (the raw program's frames of the MTU), MiB/s; "
+        "rmpp_rate 64-byte messages (the raw program's frames of 64 bytes), "
+        "millions per second (higher is better). CPU time on each VM per GiB "
+        "(rmpp_bw, seconds) or per message (rmpp_rate, microseconds; lower is "
+        "better).",
         "",
     ]
-    head = ["row", "message", "unit"] + RMPP_SYSTEMS + ["rmpp/af_packet"]
+    head = ["row", "message", "unit"] + RMPP_SYSTEMS + ["rmpp/af_packet", "cpu unit"]
     head += [f"{s} cpu {v}" for s in RMPP_SYSTEMS for v in ("a", "b")] + ["goal"]
     out += md_head(head)
     for test, size in keys:
+        unit, cpu_unit = RMPP_ROWS[test]
         d = dict(data[(test, size)])
         med = row_medians(d, test, size, RMPP_SYSTEMS, incomplete)
         ratios = {"rmpp/af_packet": paired_ratio(d, "rmpp", "af_packet")}
-        cells = [test, size_name(size), "MiB/s"] + [fmt(med.get(s)) for s in RMPP_SYSTEMS]
-        cells.append(fmt(ratios["rmpp/af_packet"]))
+        cells = [test, size_name(size), unit] + [fmt(med.get(s)) for s in RMPP_SYSTEMS]
+        cells += [fmt(ratios["rmpp/af_packet"]), cpu_unit]
         for s in RMPP_SYSTEMS:
             for v in ("a", "b"):
-                got = cpu[(size, s)][v]
+                got = cpu[(test, size, s)][v]
                 cells.append(fmt(statistics.median(got)) if got else "-")
-        cells.append(goal_text(ratios, RMPP_GOALS))
+        cells.append(goal_text(ratios, RMPP_GOALS if test == "rmpp_bw" else []))
         out.append(md_row(cells))
     out.append("")
     return out

@@ -9,8 +9,9 @@
 # ib_send_lat, the 64-byte message rate of ib_write_bw (and iperf3's 64-byte
 # writes), srnic with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel
 # memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
-# NBD, NVMe over TCP and over RDMA). Both run the RMPP row (one message of
-# 1 MiB: srnic's RMPP and a raw AF_PACKET program) and the RMPP-under-loss
+# NBD, NVMe over TCP and over RDMA). Both run the RMPP rows (one message of
+# 1 MiB, and 500 messages of 64 bytes: srnic's RMPP and a raw AF_PACKET
+# program) and the RMPP-under-loss
 # rows at 5 % loss (16 messages of 64 KiB with each receiver-driven recovery),
 # and the VMTP row (20 echo transactions of 64 bytes on VMTP, RMPP and TCP).
 # Every row must give a
@@ -57,6 +58,7 @@ if [ -n "$BENCH_IDLE_QPS" ]; then
 	want=$((want + 2 * $#))
 fi
 [ "$BENCH_RMPP" = 1 ] && want=$((want + 2))
+[ "$BENCH_RMPP_RATE" = 1 ] && want=$((want + 2))
 if [ "$BENCH_RMPP_LOSS" = 1 ]; then
 	set -- $RMPP_LOSS_PPMS
 	nloss=$#

@@ -19,7 +19,8 @@
 # set but empty: none), BENCH_IDLE_QPS the QPs of the idle-memory row (default
 # 256, tiny 16; set but empty: none; BENCH_TESTS names these rows qps and
 # idle_mem), BENCH_RMPP=0 to leave out the RMPP row (BENCH_TESTS names it
-# rmpp_bw), BENCH_RMPP_LOSS=0 to leave out the RMPP-under-loss rows
+# rmpp_bw), BENCH_RMPP_RATE=0 to leave out the RMPP message-rate row
+# (BENCH_TESTS names it rmpp_rate), BENCH_RMPP_LOSS=0 to leave out the RMPP-under-loss rows
 # (BENCH_TESTS names them rmpp_loss), BENCH_VMTP=0 to leave out the VMTP
 # transaction rows (BENCH_TESTS names them vmtp_lat), BENCH_CSV the samples'
 # file (default /tmp/bench.csv).
@@ -58,6 +59,10 @@
 #              protocol and no reliability; its figure is what VM b received
 #              per second from its first frame to its last (frames the link
 #              lost are not sent again: the raw link's ceiling)
+# The RMPP message-rate row (rmpp_rate) moves RATE_MSGS messages of 64 bytes
+# the same way, 64 in flight and 128 receives posted (RMPP: each a LAST RTS
+# answered by MSGEND, then a GCH; af_packet: one 64-byte frame each), in
+# millions per second (Mpps).
 # The RMPP-under-loss rows (rmpp_loss, rmpp_resent, rmpp_p99) move
 # RMPP_LOSS_MSGS messages of 64 KiB from VM a to VM b (`srnic rmpp bw`, eight
 # in flight, `srnic rmpp recv` verifying on VM b) while tc netem drops
@@ -130,6 +135,12 @@ RMPP_SIZE=1048576
 RMPP_MSGS=$((BW_BYTES / RMPP_SIZE))
 RMPP_SYSTEMS="rmpp af_packet"
 BENCH_RMPP=${BENCH_RMPP:-1}
+# The RMPP message-rate row: RATE_MSGS messages of 64 bytes, 64 in flight,
+# twice as many receives posted (as perftest's receive depth exceeds its send
+# depth).
+RMPP_RATE_SIZE=64
+RMPP_RATE_WINDOW=64
+BENCH_RMPP_RATE=${BENCH_RMPP_RATE:-1}
 RMPP_LOSS_SIZE=65536
 RMPP_LOSS_NAKS="off go-back selective"
 if [ "${BENCH_TINY:-0}" = 1 ]; then
@@ -166,11 +177,12 @@ BENCH_BW_TESTS=${BENCH_BW_TESTS:-write_bw read_bw send_bw}
 BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
-	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0 BENCH_RMPP_LOSS=0 BENCH_VMTP=0
+	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0 BENCH_RMPP_RATE=0 BENCH_RMPP_LOSS=0 BENCH_VMTP=0
 	qps_named=0 idle_named=0
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
 		rmpp_bw) BENCH_RMPP=1 ;;
+		rmpp_rate) BENCH_RMPP_RATE=1 ;;
 		rmpp_loss) BENCH_RMPP_LOSS=1 ;;
 		vmtp_lat) BENCH_VMTP=1 ;;
 		*_bw) BENCH_BW_TESTS="$BENCH_BW_TESTS $t" ;;
@@ -178,7 +190,7 @@ if [ -n "${BENCH_TESTS:-}" ]; then
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
 		qps) qps_named=1 ;;
 		idle_mem) idle_named=1 ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_loss, vmtp_lat)" ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_rate, rmpp_loss, vmtp_lat)" ;;
 		esac
 	done
 	[ $qps_named = 1 ] || QPS_COUNTS=
@@ -694,6 +706,44 @@ rmpp_run() {
 	record "$rep" rmpp_bw "$RMPP_SIZE" "$sys" "$fig" MiB/s "$before" "$(cpu_fields "$bytes")"
 }
 
+# rmpp_rate_run REP SYSTEM: the rmpp_rate row on SYSTEM: RATE_MSGS messages
+# of RMPP_RATE_SIZE bytes from here to VM b, in millions per second, with the
+# CPU fields. RMPP: `srnic rmpp bw` with RMPP_RATE_WINDOW messages in flight
+# (each a LAST RTS answered by MSGEND, then a GCH), the sender's figure;
+# af_packet: pkt_bw's frames of that payload, what VM b received per second.
+rmpp_rate_run() {
+	local rep=$1 sys=$2 before out fig bytes=$((RATE_MSGS * RMPP_RATE_SIZE))
+	before=$(frames_now)
+	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
+	case $sys in
+	rmpp)
+		peer_bg rmpp_rate_srv "srnic rmpp recv -n 2 -C $RATE_MSGS --max-size $RMPP_RATE_SIZE -w $((2 * RMPP_RATE_WINDOW)) -t 60"
+		rmpp_wait_ready rmpp_rate_srv 60 || fail "bench: the RMPP receiver did not start"
+		bench_cpu_mark before
+		out=$(timeout "$T" srnic rmpp bw -n 1 --to 2 -C "$RATE_MSGS" -S "$RMPP_RATE_SIZE" -w "$RMPP_RATE_WINDOW" -t 60 2>&1)
+		bench_cpu_mark after
+		peer_wait rmpp_rate_srv 60 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP receiver failed"; }
+		# rmpp bw: N x S bytes in T s: R MB/s
+		fig=$(echo "$out" | sed -n 's/^rmpp bw: \([0-9]*\) x [0-9]* bytes in \([0-9.]*\) s: .*/\1 \2/p' |
+			awk '$2 > 0 { printf "%.6f\n", $1 / $2 / 1e6 }')
+		;;
+	af_packet)
+		peer_bg pkt_rate_srv "pkt_bw recv eth0 $bytes 2000"
+		rmpp_wait_ready pkt_rate_srv 60 || fail "bench: pkt_bw recv did not start"
+		bench_cpu_mark before
+		out=$(timeout "$T" pkt_bw send eth0 "$(peer "cat /sys/class/net/eth0/address")" "$bytes" "$RMPP_RATE_SIZE" 2>&1)
+		bench_cpu_mark after
+		echo "$out"
+		# pkt_bw: recv bytes B frames F lost_bytes L time_s T mib_s R
+		out=$(peer_wait pkt_rate_srv 60) || { echo "$out"; out=; echo "bench: pkt_bw recv failed"; }
+		echo "$out"
+		fig=$(echo "$out" | sed -n 's/^pkt_bw: recv .* frames \([0-9]*\) .* time_s \([0-9.]*\) .*/\1 \2/p' |
+			awk '$2 > 0 { printf "%.6f\n", $1 / $2 / 1e6 }')
+		;;
+	esac
+	record "$rep" rmpp_rate "$RMPP_RATE_SIZE" "$sys" "$fig" Mpps "$before" "$(cpu_fields "$bytes")"
+}
+
 # rmpp_peer_idle: VM b has no RMPP endpoint (none lingering either).
 rmpp_peer_idle() { [ "$(peer_rmpp_stat endpoints)" = 0 ]; }
 
@@ -802,6 +852,11 @@ bench_rdma_rows() {
 			rmpp_run "$rep" "$sys"
 		done
 	fi
+	if [ "$BENCH_RMPP_RATE" = 1 ]; then
+		for sys in $RMPP_SYSTEMS; do
+			rmpp_rate_run "$rep" "$sys"
+		done
+	fi
 	if [ "$BENCH_RMPP_LOSS" = 1 ]; then
 		for n in $RMPP_LOSS_PPMS; do
 			for sys in $RMPP_LOSS_NAKS; do
@@ -845,7 +900,7 @@ bench_main() {
 	if [ $rdma = 1 ] && [ -z "${BENCH_RDMA_SYSTEMS:-}" ] && rxe_probe; then
 		PERF_SYSTEMS="$RDMA_SYSTEMS rxe"
 	fi
-	if [ $rdma = 1 ] && { [ "$BENCH_RMPP" = 1 ] || [ "$BENCH_RMPP_LOSS" = 1 ] || [ "$BENCH_VMTP" = 1 ]; }; then
+	if [ $rdma = 1 ] && { [ "$BENCH_RMPP" = 1 ] || [ "$BENCH_RMPP_RATE" = 1 ] || [ "$BENCH_RMPP_LOSS" = 1 ] || [ "$BENCH_VMTP" = 1 ]; }; then
 		rmpp_setup || fail "bench: the RMPP node tables"
 	fi
 	bench_say "guest: $(nproc) vCPUs, clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $(uname -r)"

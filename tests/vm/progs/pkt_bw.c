@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pkt_bw: raw Ethernet bandwidth through AF_PACKET sockets with memory-mapped
- * rings (TPACKET_V2), the baseline of make bench's rmpp_bw row: what a
- * program that moves bytes in full-size frames, with no protocol and no
- * reliability, gets across the same link as srnic's RMPP.
+ * pkt_bw: raw Ethernet bandwidth and frame rate through AF_PACKET sockets
+ * with memory-mapped rings (TPACKET_V2), the baseline of make bench's
+ * rmpp_bw and rmpp_rate rows: what a program that moves bytes in frames,
+ * with no protocol and no reliability, gets across the same link as srnic's
+ * RMPP.
  *
  *   pkt_bw recv IFACE BYTES IDLE_MS      receives frames of EtherType 0x88B6
  *                                        until BYTES of payload arrived, or
  *                                        IDLE_MS passed without a frame once
  *                                        the first came (the link lost some);
  *                                        gives up when none came in 60 s
- *   pkt_bw send IFACE DSTMAC BYTES       sends BYTES of payload in frames of
- *                                        IFACE's MTU through a TX ring
+ *   pkt_bw send IFACE DSTMAC BYTES [FRAME]
+ *                                        sends BYTES of payload in frames of
+ *                                        FRAME payload bytes (8 to IFACE's
+ *                                        MTU; default the MTU) through a TX
+ *                                        ring
  *
  * The receiver prints one line, its figure timed from the first frame to the
  * last:
@@ -159,7 +163,8 @@ static int do_recv(const char *ifname, unsigned long long want, int idle_ms)
 	return 0;
 }
 
-static int do_send(const char *ifname, const char *mac_s, unsigned long long want)
+static int do_send(const char *ifname, const char *mac_s, unsigned long long want,
+		   unsigned long frame)
 {
 	unsigned long long sent = 0, frames = 0;
 	struct ether_header eh;
@@ -176,6 +181,13 @@ static int do_send(const char *ifname, const char *mac_s, unsigned long long wan
 	fd = open_ring(ifname, PACKET_TX_RING, &ring, &ifindex, &mtu);
 	if ((size_t)mtu + ETH_HLEN > FRAME_SIZE - TPACKET2_HDRLEN)
 		mtu = (int)(FRAME_SIZE - TPACKET2_HDRLEN - ETH_HLEN);
+	if (frame) {
+		if (frame < 8 || frame > (unsigned long)mtu) {
+			fprintf(stderr, "pkt_bw: frame payload %lu is not within 8 to %d\n", frame, mtu);
+			return 2;
+		}
+		mtu = (int)frame;
+	}
 	memcpy(eh.ether_dhost, mac, 6);
 	{
 		struct ifreq ifr = { 0 };
@@ -230,8 +242,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "recv"))
 		return do_recv(argv[2], strtoull(argv[3], NULL, 0), atoi(argv[4]));
-	if (argc == 5 && !strcmp(argv[1], "send"))
-		return do_send(argv[2], argv[3], strtoull(argv[4], NULL, 0));
-	fprintf(stderr, "usage: pkt_bw recv IFACE BYTES IDLE_MS | pkt_bw send IFACE DSTMAC BYTES\n");
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "send"))
+		return do_send(argv[2], argv[3], strtoull(argv[4], NULL, 0),
+			       argc == 6 ? strtoul(argv[5], NULL, 0) : 0);
+	fprintf(stderr,
+		"usage: pkt_bw recv IFACE BYTES IDLE_MS | pkt_bw send IFACE DSTMAC BYTES [FRAME]\n");
 	return 2;
 }
