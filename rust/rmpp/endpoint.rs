@@ -370,7 +370,10 @@ impl Ep {
                 buf,
             });
         }
-        self.kick();
+        // The RTS goes out from here, on the caller's thread, not after a
+        // hop to the work item; what is left beyond one run's budget is
+        // queued to it.
+        self.run();
         Ok(())
     }
 

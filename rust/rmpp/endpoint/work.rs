@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The endpoint's work item and timer: one run of the work (queued frames,
 //! expired deadlines, transmission, completions, statistics), queued by the
-//! ioctls, the port's packet handler and the port's timer.
+//! ioctls, the port's packet handler and the port's timer; a send runs it
+//! inline on the caller's thread.
 
 use super::*;
 use crate::{
@@ -128,8 +129,9 @@ impl Ep {
         }
     }
 
-    /// One run of the endpoint's work (see the module documentation).
-    fn run(self: &Arc<Self>) {
+    /// One run of the endpoint's work (see the module documentation): from
+    /// its work item, or inline from a send on the caller's thread.
+    pub(super) fn run(self: &Arc<Self>) {
         let mut guard = self.inner.lock();
         let g = &mut *guard;
         let Some(port) = g.port.take() else { return };
