@@ -1250,6 +1250,7 @@ impl<'a> Worker<'a> {
             let s = bad_size(&mut self.rng, good);
             bytes[..4].copy_from_slice(&s.to_ne_bytes());
         }
+        let size_field = u32::from_ne_bytes(bytes[..4].try_into().expect("a size field"));
         let cmd = if sp.misencoded {
             misencode(&mut self.rng, good_cmd)
         } else {
@@ -1259,14 +1260,21 @@ impl<'a> Worker<'a> {
         let res = sys_ioctl(self.sh.fds[slot], cmd, addr);
         self.unplace(sp.ptr);
         self.record(op, res);
-        self.check_ioctl(op, &sp, cmd, res);
+        self.check_ioctl(op, &sp, cmd, size_field, res);
         match (res, sp.ptr, sp.bad_size || sp.bad_reserved || sp.misencoded) {
             (Ok(_), Ptr::Rw, false) => Some(from_bytes(&self.mem.scratch.get(addr, bytes.len()))),
             _ => None,
         }
     }
 
-    fn check_ioctl(&mut self, op: Op, sp: &Spoil, cmd: u32, res: Result<i64, i32>) {
+    fn check_ioctl(
+        &mut self,
+        op: Op,
+        sp: &Spoil,
+        cmd: u32,
+        size_field: u32,
+        res: Result<i64, i32>,
+    ) {
         let e = res.err().unwrap_or(0);
         if injection_errno(e) {
             return;
@@ -1281,6 +1289,13 @@ impl<'a> Worker<'a> {
             && ioc_size(cmd) >= op.min_size();
         let want = if sp.misencoded && !read_first {
             Some(libc::EINVAL)
+        } else if read_first && size_field == ioc_size(cmd) {
+            // A spoiled size field that happens to equal the size the
+            // misencoded number encodes: srnic takes the argument as that
+            // version of the structure, and what follows depends on the
+            // bytes past ours (E2BIG when they are not zero) or on the
+            // command itself. Only the documented set is checked below.
+            (sp.ptr == Ptr::Bad).then_some(libc::EFAULT)
         } else if read_first && sp.ptr == Ptr::Span && ioc_size(cmd) < ioc_size(good) {
             // Less than the whole structure read: the fault may not be met.
             None
