@@ -672,76 +672,54 @@ bench_clock() {
 	echo "BENCH-CLOCK end $(cut -d' ' -f1 /proc/uptime)"
 }
 
-# rmpp_run REP SYSTEM: the rmpp_bw row on SYSTEM (rmpp or af_packet), BW_BYTES
-# from here to VM b, with the CPU fields.
+# rmpp_run REP TEST SYSTEM: an RMPP row on SYSTEM (rmpp or af_packet), from
+# here to VM b, with the CPU fields. rmpp_bw: RMPP_MSGS messages of RMPP_SIZE
+# (BW_BYTES), MiB/s, the raw program in frames of the MTU. rmpp_rate:
+# RATE_MSGS messages of RMPP_RATE_SIZE, RMPP_RATE_WINDOW in flight (each a
+# LAST RTS answered by MSGEND, then a GCH), millions per second, the raw
+# program in frames of that payload. RMPP's figure is the sender's, the raw
+# program's what VM b received per second.
 rmpp_run() {
-	local rep=$1 sys=$2 before out fig bytes=$((RMPP_MSGS * RMPP_SIZE))
+	local rep=$1 test=$2 sys=$3 msgs size unit tx_opts= rx_opts= frame= before out fig bytes
+	case $test in
+	rmpp_bw) msgs=$RMPP_MSGS size=$RMPP_SIZE unit=MiB/s ;;
+	rmpp_rate)
+		msgs=$RATE_MSGS size=$RMPP_RATE_SIZE unit=Mpps frame=$RMPP_RATE_SIZE
+		tx_opts="-w $RMPP_RATE_WINDOW" rx_opts="-w $((2 * RMPP_RATE_WINDOW))"
+		;;
+	esac
+	bytes=$((msgs * size))
 	before=$(frames_now)
 	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
 	case $sys in
 	rmpp)
-		peer_bg rmpp_bw_srv "srnic rmpp recv -n 2 -C $RMPP_MSGS --max-size $RMPP_SIZE -t 60"
-		rmpp_wait_ready rmpp_bw_srv 60 || fail "bench: the RMPP receiver did not start"
+		peer_bg "${test}_srv" "srnic rmpp recv -n 2 -C $msgs --max-size $size $rx_opts -t 60"
+		rmpp_wait_ready "${test}_srv" 60 || fail "bench: the RMPP receiver did not start"
 		bench_cpu_mark before
-		out=$(timeout "$T" srnic rmpp bw -n 1 --to 2 -C "$RMPP_MSGS" -S "$RMPP_SIZE" -t 60 2>&1)
+		# shellcheck disable=SC2086
+		out=$(timeout "$T" srnic rmpp bw -n 1 --to 2 -C "$msgs" -S "$size" $tx_opts -t 60 2>&1)
 		bench_cpu_mark after
-		peer_wait rmpp_bw_srv 60 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP receiver failed"; }
+		peer_wait "${test}_srv" 60 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP receiver failed"; }
 		# rmpp bw: N x S bytes in T s: R MB/s
 		fig=$(echo "$out" | sed -n 's/^rmpp bw: \([0-9]*\) x \([0-9]*\) bytes in \([0-9.]*\) s: .*/\1 \2 \3/p' |
-			awk '$3 > 0 { printf "%.2f\n", $1 * $2 / $3 / 1048576 }')
+			awk -v u="$unit" '$3 > 0 { if (u == "Mpps") printf "%.6f\n", $1 / $3 / 1e6; else printf "%.2f\n", $1 * $2 / $3 / 1048576 }')
 		;;
 	af_packet)
-		peer_bg pkt_bw_srv "pkt_bw recv eth0 $bytes 2000"
-		rmpp_wait_ready pkt_bw_srv 60 || fail "bench: pkt_bw recv did not start"
+		peer_bg "pkt_${test}_srv" "pkt_bw recv eth0 $bytes 2000"
+		rmpp_wait_ready "pkt_${test}_srv" 60 || fail "bench: pkt_bw recv did not start"
 		bench_cpu_mark before
-		out=$(timeout "$T" pkt_bw send eth0 "$(peer "cat /sys/class/net/eth0/address")" "$bytes" 2>&1)
+		# shellcheck disable=SC2086
+		out=$(timeout "$T" pkt_bw send eth0 "$(peer "cat /sys/class/net/eth0/address")" "$bytes" $frame 2>&1)
 		bench_cpu_mark after
 		echo "$out"
 		# pkt_bw: recv bytes B frames F lost_bytes L time_s T mib_s R
-		out=$(peer_wait pkt_bw_srv 60) || { echo "$out"; out=; echo "bench: pkt_bw recv failed"; }
+		out=$(peer_wait "pkt_${test}_srv" 60) || { echo "$out"; out=; echo "bench: pkt_bw recv failed"; }
 		echo "$out"
-		fig=$(echo "$out" | sed -n 's/^pkt_bw: recv .* mib_s \([0-9.]*\)$/\1/p')
+		fig=$(echo "$out" | awk -v u="$unit" '$1 == "pkt_bw:" && $2 == "recv" && $3 == "bytes" {
+			if (u == "Mpps") { if ($10 > 0) printf "%.6f\n", $6 / $10 / 1e6 } else print $12 }')
 		;;
 	esac
-	record "$rep" rmpp_bw "$RMPP_SIZE" "$sys" "$fig" MiB/s "$before" "$(cpu_fields "$bytes")"
-}
-
-# rmpp_rate_run REP SYSTEM: the rmpp_rate row on SYSTEM: RATE_MSGS messages
-# of RMPP_RATE_SIZE bytes from here to VM b, in millions per second, with the
-# CPU fields. RMPP: `srnic rmpp bw` with RMPP_RATE_WINDOW messages in flight
-# (each a LAST RTS answered by MSGEND, then a GCH), the sender's figure;
-# af_packet: pkt_bw's frames of that payload, what VM b received per second.
-rmpp_rate_run() {
-	local rep=$1 sys=$2 before out fig bytes=$((RATE_MSGS * RMPP_RATE_SIZE))
-	before=$(frames_now)
-	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
-	case $sys in
-	rmpp)
-		peer_bg rmpp_rate_srv "srnic rmpp recv -n 2 -C $RATE_MSGS --max-size $RMPP_RATE_SIZE -w $((2 * RMPP_RATE_WINDOW)) -t 60"
-		rmpp_wait_ready rmpp_rate_srv 60 || fail "bench: the RMPP receiver did not start"
-		bench_cpu_mark before
-		out=$(timeout "$T" srnic rmpp bw -n 1 --to 2 -C "$RATE_MSGS" -S "$RMPP_RATE_SIZE" -w "$RMPP_RATE_WINDOW" -t 60 2>&1)
-		bench_cpu_mark after
-		peer_wait rmpp_rate_srv 60 >/dev/null || { echo "$out"; out=; echo "bench: the RMPP receiver failed"; }
-		# rmpp bw: N x S bytes in T s: R MB/s
-		fig=$(echo "$out" | sed -n 's/^rmpp bw: \([0-9]*\) x [0-9]* bytes in \([0-9.]*\) s: .*/\1 \2/p' |
-			awk '$2 > 0 { printf "%.6f\n", $1 / $2 / 1e6 }')
-		;;
-	af_packet)
-		peer_bg pkt_rate_srv "pkt_bw recv eth0 $bytes 2000"
-		rmpp_wait_ready pkt_rate_srv 60 || fail "bench: pkt_bw recv did not start"
-		bench_cpu_mark before
-		out=$(timeout "$T" pkt_bw send eth0 "$(peer "cat /sys/class/net/eth0/address")" "$bytes" "$RMPP_RATE_SIZE" 2>&1)
-		bench_cpu_mark after
-		echo "$out"
-		# pkt_bw: recv bytes B frames F lost_bytes L time_s T mib_s R
-		out=$(peer_wait pkt_rate_srv 60) || { echo "$out"; out=; echo "bench: pkt_bw recv failed"; }
-		echo "$out"
-		fig=$(echo "$out" | sed -n 's/^pkt_bw: recv .* frames \([0-9]*\) .* time_s \([0-9.]*\) .*/\1 \2/p' |
-			awk '$2 > 0 { printf "%.6f\n", $1 / $2 / 1e6 }')
-		;;
-	esac
-	record "$rep" rmpp_rate "$RMPP_RATE_SIZE" "$sys" "$fig" Mpps "$before" "$(cpu_fields "$bytes")"
+	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$(cpu_fields "$bytes")"
 }
 
 # rmpp_peer_idle: VM b has no RMPP endpoint (none lingering either).
@@ -847,16 +825,15 @@ bench_rdma_rows() {
 			idle_run "$rep" "$IDLE_QPS" "$sys"
 		done
 	fi
-	if [ "$BENCH_RMPP" = 1 ]; then
+	for test in rmpp_bw rmpp_rate; do
+		case $test in
+		rmpp_bw) [ "$BENCH_RMPP" = 1 ] || continue ;;
+		rmpp_rate) [ "$BENCH_RMPP_RATE" = 1 ] || continue ;;
+		esac
 		for sys in $RMPP_SYSTEMS; do
-			rmpp_run "$rep" "$sys"
+			rmpp_run "$rep" "$test" "$sys"
 		done
-	fi
-	if [ "$BENCH_RMPP_RATE" = 1 ]; then
-		for sys in $RMPP_SYSTEMS; do
-			rmpp_rate_run "$rep" "$sys"
-		done
-	fi
+	done
 	if [ "$BENCH_RMPP_LOSS" = 1 ]; then
 		for n in $RMPP_LOSS_PPMS; do
 			for sys in $RMPP_LOSS_NAKS; do
