@@ -14,7 +14,7 @@
 //! copies each byte once, from the skb to its destination.
 
 use core::ffi::{c_int, c_long, c_void};
-use core::{marker::PhantomData, ptr::NonNull};
+use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
 use super::{errno::eafnosupport, pages::PageSlice};
 use crate::uapi::SrnicSockaddr;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -108,7 +108,7 @@ impl SockAddr {
 }
 
 /// Most pieces one [`SendList`] holds.
-pub(crate) const SEND_VECS: usize = 16;
+pub(crate) const SEND_VECS: usize = 64;
 
 /// Bytes to hand to TCP in one call, as up to [`SEND_VECS`] pieces of kernel
 /// memory (`bio_vec`s): slices of the kernel's direct map and slices of pinned
@@ -116,10 +116,13 @@ pub(crate) const SEND_VECS: usize = 16;
 ///
 /// # Invariants
 ///
-/// The first `n` entries of `vecs` describe `len` bytes in total, of memory
-/// borrowed for `'a`.
+/// The first `n` entries of `vecs` are initialised and describe `len` bytes
+/// in total, of memory borrowed for `'a`.
 pub(crate) struct SendList<'a> {
-    vecs: [bindings::bio_vec; SEND_VECS],
+    /// Left uninitialised past `n`: a list is made for every batch of FPDUs,
+    /// and zeroing its kilobyte cost more than filling the few entries a
+    /// small message needs.
+    vecs: [MaybeUninit<bindings::bio_vec>; SEND_VECS],
     n: usize,
     len: usize,
     _data: PhantomData<&'a [u8]>,
@@ -128,12 +131,7 @@ pub(crate) struct SendList<'a> {
 impl<'a> SendList<'a> {
     /// An empty list.
     pub(crate) fn new() -> Self {
-        Self {
-            vecs: [bindings::bio_vec { bv_page: core::ptr::null_mut(), bv_len: 0, bv_offset: 0 }; SEND_VECS],
-            n: 0,
-            len: 0,
-            _data: PhantomData,
-        }
+        Self { vecs: [const { MaybeUninit::uninit() }; SEND_VECS], n: 0, len: 0, _data: PhantomData }
     }
 
     /// Whether no more pieces fit.
@@ -154,8 +152,8 @@ impl<'a> SendList<'a> {
         }
         let slot = self.vecs.get_mut(self.n).ok_or(ENOSPC)?;
         // SAFETY: `b` is readable for its length; the glue only computes its
-        // page and checks that it has one.
-        to_result(unsafe { srnic_bvec_virt(b.as_ptr().cast(), b.len(), core::ptr::from_mut(slot).cast()) })?;
+        // page and checks that it has one, and fills `slot` when it returns 0.
+        to_result(unsafe { srnic_bvec_virt(b.as_ptr().cast(), b.len(), slot.as_mut_ptr().cast()) })?;
         // INVARIANT: `b` is borrowed for 'a.
         self.n += 1;
         self.len += b.len();
@@ -168,7 +166,7 @@ impl<'a> SendList<'a> {
             return Ok(());
         }
         let slot = self.vecs.get_mut(self.n).ok_or(ENOSPC)?;
-        *slot = bindings::bio_vec { bv_page: p.page, bv_len: p.len, bv_offset: p.off };
+        slot.write(bindings::bio_vec { bv_page: p.page, bv_len: p.len, bv_offset: p.off });
         // INVARIANT: the page stays pinned for 'a (`PageSlice`).
         self.n += 1;
         self.len += p.len as usize;
@@ -395,9 +393,9 @@ impl TcpSocket {
         if list.len == 0 {
             return Ok(0);
         }
-        // SAFETY: `self` is live; the first `list.n` bio_vecs describe memory
-        // that `list` borrows for the call (direct-map kernel memory or pinned
-        // pages, see `SendList`); TCP only reads it.
+        // SAFETY: `self` is live; the first `list.n` bio_vecs are initialised
+        // and describe memory that `list` borrows for the call (direct-map
+        // kernel memory or pinned pages, see `SendList`); TCP only reads it.
         let r = unsafe { srnic_sock_send_bvec(self.raw(), list.vecs.as_ptr().cast(), list.n, list.len, more, eor) };
         match r {
             r if r >= 0 => usize::try_from(r).map_err(|_| EIO),

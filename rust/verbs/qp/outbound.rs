@@ -1,15 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
-//! A message on its way out: a work request segmented into FPDUs, one FPDU
-//! staged at a time and handed to TCP as far as its send buffer takes it.
+//! A message on its way out: a work request segmented into FPDUs, a batch of
+//! them staged at a time and handed to TCP as far as its send buffer takes it.
 //!
 //! Transmit never waits for the peer. An FPDU is staged whole before its first
 //! byte goes out (framing bytes and inline payload copied into [`Staged`], the
 //! rest described as ranges of the message's payload, the CRC computed over
 //! all of it), then handed to TCP with non-blocking sends straight from the
-//! pinned pages. When TCP takes only part of it, the rest stays staged and the
-//! socket's write-space callback resumes the transmit work, which finishes the
-//! FPDU before anything else: an FPDU cut short would leave the peer unable to
-//! parse the stream.
+//! pinned pages. When TCP takes only part of a batch, the rest stays staged
+//! and the socket's write-space callback resumes the transmit work, which
+//! finishes the batch before anything else: an FPDU cut short would leave the
+//! peer unable to parse the stream.
+//!
+//! A batch is up to [`BATCH_FPDUS`] consecutive FPDUs of one message that
+//! each fill a TCP segment exactly, handed to TCP in as few calls as its
+//! pieces allow. TCP sends what a call leaves queued when the call returns,
+//! so an FPDU per call made a buffer (and a transmit, and a doorbell of the
+//! virtual NIC) per segment or two; a batch lets TCP build buffers of many
+//! segments, as it does for an application's large write.
 
 use super::{InboundRead, Sge};
 use crate::{
@@ -28,14 +35,23 @@ use crate::{
 };
 use kernel::prelude::*;
 
-/// Staged bytes per FPDU: the framing (length field and header with a
-/// leading marker, at most one marker per 512 bytes of the largest FPDU, pad,
-/// CRC) and inline payload.
-const STAGE_BYTES: usize = 512;
-/// Parts per FPDU: a framing run and a payload range for each marker
-/// interval of the largest FPDU ([`limits::FPDU_BUDGET`] / 512), and the
-/// head and trailer.
-const MAX_PARTS: usize = 2 * (limits::FPDU_BUDGET / 512) + 4;
+/// Staged bytes one FPDU may need: its framing (length field and header
+/// with a leading marker, at most one marker per 512 bytes of the largest
+/// FPDU, pad, CRC) and inline payload.
+const FPDU_STAGE_BYTES: usize = 512;
+/// Parts one FPDU may need: a framing run and a payload range for each
+/// marker interval of the largest FPDU ([`limits::FPDU_BUDGET`] / 512), and
+/// the head and trailer.
+const FPDU_PARTS: usize = 2 * (limits::FPDU_BUDGET / 512) + 4;
+/// FPDUs staged as one batch at most: about 46 KiB at a 1448-byte MSS, most
+/// of the 64 KiB TCP builds one buffer of.
+pub(super) const BATCH_FPDUS: usize = 32;
+/// Staged bytes: an FPDU at its largest, and room for the framing of a batch
+/// of FPDUs without markers (about 30 bytes each).
+const STAGE_BYTES: usize = FPDU_STAGE_BYTES + 1024;
+/// Parts: an FPDU at its most, and two for each FPDU of a batch without
+/// markers (its payload, and its trailer run together with the next header).
+const MAX_PARTS: usize = FPDU_PARTS + 2 * BATCH_FPDUS;
 
 /// What ends when a message's last byte went to TCP.
 #[derive(Clone, Copy)]
@@ -165,18 +181,21 @@ impl Part {
     }
 }
 
-/// One FPDU ready to go, and how much of it TCP has taken.
+/// A batch of FPDUs ready to go, and how much of it TCP has taken.
 pub(super) struct Staged {
     bytes: [u8; STAGE_BYTES],
     nbytes: usize,
     parts: [Part; MAX_PARTS],
     nparts: usize,
-    /// The FPDU's length on the wire, and the bytes of it TCP took.
+    /// The batch's length on the wire, and the bytes of it TCP took.
     total: usize,
     sent: usize,
-    /// Payload bytes in the FPDU (counted as sent once all of it is).
+    /// FPDUs in the batch, and the wire length of its last.
+    fpdus: usize,
+    last_len: usize,
+    /// Payload bytes in the batch (counted as sent once all of it is).
     payload: usize,
-    /// More FPDUs of the same message follow (`MSG_MORE`).
+    /// More FPDUs of the same message follow the batch (`MSG_MORE`).
     more: bool,
 }
 
@@ -189,18 +208,29 @@ impl Staged {
             nparts: 0,
             total: 0,
             sent: 0,
+            fpdus: 0,
+            last_len: 0,
             payload: 0,
             more: false,
         }
     }
 
-    pub(super) fn clear(&mut self, more: bool) {
+    pub(super) fn clear(&mut self) {
         self.nbytes = 0;
         self.nparts = 0;
         self.total = 0;
         self.sent = 0;
+        self.fpdus = 0;
+        self.last_len = 0;
         self.payload = 0;
-        self.more = more;
+        self.more = false;
+    }
+
+    /// Whether another FPDU, whatever its framing, fits into the batch.
+    fn has_room(&self) -> bool {
+        self.fpdus < BATCH_FPDUS
+            && STAGE_BYTES - self.nbytes >= FPDU_STAGE_BYTES
+            && MAX_PARTS - self.nparts >= FPDU_PARTS
     }
 
     fn push_part(&mut self, p: Part) -> Result {
@@ -237,7 +267,7 @@ impl Staged {
         })
     }
 
-    /// Hands what is left of the FPDU to TCP; returns whether all of it went
+    /// Hands what is left of the batch to TCP; returns whether all of it went
     /// (otherwise TCP's send buffer is full: wait for write space).
     fn push(&mut self, sock: &TcpSocket, payload: &Payload, source: Source) -> Result<bool> {
         while self.sent < self.total {
@@ -279,7 +309,8 @@ impl Staged {
             // message goes out as a few large buffers (GSO) instead of one
             // buffer per FPDU. A shorter FPDU (a message's last, or any after
             // the MSS changed) ends a record: the next starts a new segment.
-            let eor = last && self.total != sock.mss();
+            // Only a batch's last FPDU can be shorter (`Outbound::stage_batch`).
+            let eor = last && self.last_len != sock.mss();
             let n = sock.send_list(&list, !last || self.more, eor)?;
             self.sent += n;
             if n < want {
@@ -352,27 +383,27 @@ impl Outbound {
     }
 
     /// Sends as much of the message as TCP takes. `inline(slot, at, dst)`
-    /// copies inline payload bytes; `stop()` is asked between FPDUs whether to
-    /// give the message up; `sent(payload)` is told of every FPDU that went out
-    /// whole. Each FPDU that went out takes one from `budget`; at zero it stops
-    /// between FPDUs ([`Progress::Yield`]).
+    /// copies inline payload bytes; `stop()` is asked between batches whether
+    /// to give the message up; `sent(payload, fpdus)` is told of every batch
+    /// that went out whole. Each FPDU that went out takes one from `budget`;
+    /// at zero it stops between batches ([`Progress::Yield`]).
     pub(super) fn send(
         &mut self,
         sock: &TcpSocket,
         fr: &mut Framing<'_>,
         inline: &dyn Fn(usize, usize, &mut [u8]) -> Result,
         stop: &dyn Fn() -> bool,
-        sent: &dyn Fn(usize),
+        sent: &dyn Fn(usize, usize),
         budget: &mut usize,
     ) -> Result<Progress> {
         loop {
             if !fr.staged.push(sock, fr.payload, self.source)? {
                 return Ok(Progress::Blocked);
             }
-            if fr.staged.total != 0 {
-                sent(fr.staged.payload);
-                fr.staged.clear(false);
-                *budget = budget.saturating_sub(1);
+            if fr.staged.fpdus != 0 {
+                sent(fr.staged.payload, fr.staged.fpdus);
+                *budget = budget.saturating_sub(fr.staged.fpdus);
+                fr.staged.clear();
             }
             if stop() {
                 return Ok(Progress::Stopped);
@@ -385,13 +416,33 @@ impl Outbound {
             if *budget == 0 {
                 return Ok(Progress::Yield);
             }
-            if !self.stage_next(fr, inline)? {
+            if !self.stage_batch(fr, inline, *budget, sock.mss())? {
                 return Ok(Progress::Sent(self.finish));
             }
         }
     }
 
-    /// Stages the next FPDU; `false` when the message has none left.
+    /// Stages the next batch: FPDUs while they fit, at most `budget` of them,
+    /// up to the first that does not fill a segment of `mss` bytes exactly
+    /// (only a batch's last FPDU may end a TCP record). `false` when the
+    /// message has none left.
+    fn stage_batch(
+        &mut self,
+        fr: &mut Framing<'_>,
+        inline: &dyn Fn(usize, usize, &mut [u8]) -> Result,
+        budget: usize,
+        mss: usize,
+    ) -> Result<bool> {
+        while fr.staged.fpdus < budget && fr.staged.has_room() {
+            if !self.stage_next(fr, inline)? || fr.staged.last_len != mss {
+                break;
+            }
+        }
+        Ok(fr.staged.fpdus != 0)
+    }
+
+    /// Stages the next FPDU behind the batch's; `false` when the message has
+    /// none left.
     fn stage_next(&mut self, fr: &mut Framing<'_>, inline: &dyn Fn(usize, usize, &mut [u8]) -> Result) -> Result<bool> {
         let Some(seg) = self.msg.next_segment(fr.max_ulpdu) else {
             return Ok(false);
@@ -403,8 +454,9 @@ impl Outbound {
         let crc_on = fr.framer.crc_on();
         let mut fpdu = fr.framer.fpdu(hdr.get(..hlen).ok_or(EINVAL)?, seg.payload_len).map_err(|_| EINVAL)?;
         let st = &mut *fr.staged;
-        st.clear(seg_end < self.len);
-        st.payload = usize::from(seg.payload_len);
+        let start_total = st.total;
+        st.more = seg_end < self.len;
+        st.payload += usize::from(seg.payload_len);
         loop {
             match fpdu.next(&crc).map_err(|_| EINVAL)? {
                 TxStep::Head(c) | TxStep::Marker(c) | TxStep::Trailer(c) => st.push_bytes(c.as_slice())?,
@@ -430,6 +482,8 @@ impl Outbound {
                 TxStep::Done => break,
             }
         }
+        st.fpdus += 1;
+        st.last_len = st.total - start_total;
         Ok(true)
     }
 }

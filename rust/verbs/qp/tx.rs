@@ -74,7 +74,7 @@ impl TxState {
 
     /// Makes `m` the message under way (`payload` holds its regions).
     fn begin(&mut self, m: Outbound) {
-        self.staged.clear(false);
+        self.staged.clear();
         self.cur = Some(m);
     }
 
@@ -236,10 +236,10 @@ impl Qp {
         // connection (its work request is flushed); the TERMINATE itself does not.
         // (A TERMINATE to send comes with ERROR: `state` tells without `conn`.)
         let stop = || !matches!(finish, Finish::Terminate) && self.state().is_over();
-        let sent = |payload: usize| {
+        let sent = |payload: usize, fpdus: usize| {
             stats::TX_BYTES.fetch_add(payload as u64, Ordering::Relaxed);
-            stats::TX_FPDUS.fetch_add(1, Ordering::Relaxed);
-            self.tx_fpdus.fetch_add(1, Ordering::Relaxed);
+            stats::TX_FPDUS.fetch_add(fpdus as u64, Ordering::Relaxed);
+            self.tx_fpdus.fetch_add(fpdus as u64, Ordering::Relaxed);
             self.tx_bytes.fetch_add(payload as u64, Ordering::Relaxed);
         };
         m.send(sock, &mut fr, &inline, &stop, &sent, budget)
