@@ -202,6 +202,7 @@ impl Qp {
                 rx.framer = RxFramer::new(neg.crc_rx, neg.markers_rx);
                 rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
                 rx.place = None;
+                rx.tagged = None;
                 rx.active = true;
                 rx.left = None;
                 match neg.rtr {

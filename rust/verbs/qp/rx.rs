@@ -35,6 +35,21 @@ pub(super) struct RxState {
     pub(super) engine: RecvEngine<[OrqEntry; limits::MAX_ORD]>,
     /// The current segment's placement, with its region for tagged ones.
     pub(super) place: Option<(Placement, Option<Arc<Mr>>)>,
+    /// The current segment is not its message's last.
+    pub(super) more: bool,
+    /// The region of a tagged message (inbound WRITE, Read Response) whose
+    /// last segment has not arrived: its next segments name it again and
+    /// take it from here instead of the file's region table (a lock shared
+    /// with every QP of the file, and two reference counts, per FPDU). A
+    /// region is taken from here only if its STag is the one named and it is
+    /// still valid ([`Mr::check`]), as the table would give it; dropped
+    /// when the message's last segment arrives, so it does not keep a
+    /// deregistered region's pages pinned.
+    pub(super) tagged: Option<Arc<Mr>>,
+    /// FPDUs and payload bytes received since the last read's end, added
+    /// to the counters once per read rather than per FPDU.
+    pub(super) fpdus: u64,
+    pub(super) bytes: u64,
     pub(super) active: bool,
     /// What a read in the data-ready callback found that only the receive
     /// work can handle (it reports errors, flushes and closes, which may
@@ -144,6 +159,11 @@ impl Qp {
                 }
                 Ok(chunk.len())
             });
+            let (fpdus, bytes) = (core::mem::take(&mut rx.fpdus), core::mem::take(&mut rx.bytes));
+            stats::RX_FPDUS.fetch_add(fpdus, Ordering::Relaxed);
+            self.rx_fpdus.fetch_add(fpdus, Ordering::Relaxed);
+            stats::RX_BYTES.fetch_add(bytes, Ordering::Relaxed);
+            self.rx_bytes.fetch_add(bytes, Ordering::Relaxed);
             if r.is_err() || failure.is_some() {
                 rx.active = false;
                 read_failed = true;
@@ -169,17 +189,17 @@ impl Qp {
     ) -> Result<(), Failure> {
         match ev {
             RxEvent::Header { header, ulpdu_len, payload_len } => {
-                stats::RX_FPDUS.fetch_add(1, Ordering::Relaxed);
-                self.rx_fpdus.fetch_add(1, Ordering::Relaxed);
-                let mut v = QpVerbs { qp: self, mr: None };
+                rx.fpdus += 1;
+                rx.more = !header.last;
+                let mut v = QpVerbs { qp: self, mr: None, cached: rx.tagged.take() };
                 match rx.engine.on_header(&mut v, &header, ulpdu_len, u32::from(payload_len)) {
                     Ok(crate::proto::rdmap::engine::RxAction::Place(p)) => {
                         // A Read Response is matched against our outstanding Read
                         // (not through `check_stag`): its sink is our own region.
-                        let mr = match (p, v.mr) {
+                        let mr = match (p, v.mr.take()) {
                             (_, Some(mr)) => Some(mr),
                             (Placement::Tagged { stag, to, len }, None) => {
-                                match self.mrs.lookup(stag).filter(|mr| {
+                                match v.region(stag).filter(|mr| {
                                     mr.check(self.pd_id(), to, u64::from(len), Need::LocalWrite).is_ok()
                                 }) {
                                     Some(mr) => Some(mr),
@@ -197,8 +217,7 @@ impl Qp {
                 }
             }
             RxEvent::Payload { data, seg_offset, .. } => {
-                stats::RX_BYTES.fetch_add(data.len() as u64, Ordering::Relaxed);
-                self.rx_bytes.fetch_add(data.len() as u64, Ordering::Relaxed);
+                rx.bytes += data.len() as u64;
                 match &rx.place {
                     Some((Placement::Tagged { to, .. }, Some(mr))) => {
                         let at = to.wrapping_add(u64::from(seg_offset));
@@ -216,7 +235,12 @@ impl Qp {
                 }
             }
             RxEvent::End => {
-                rx.place = None;
+                // A tagged message's region stays at hand for its next segment.
+                if let Some((Placement::Tagged { .. }, Some(mr))) = rx.place.take() {
+                    if rx.more {
+                        rx.tagged = Some(mr);
+                    }
+                }
                 // The peer's first FPDU ends a responder's hold.
                 if self.hold.on.load(Ordering::Relaxed) {
                     self.release_hold();
@@ -334,11 +358,26 @@ pub(super) struct QpVerbs<'a> {
     pub(super) qp: &'a Qp,
     /// The region the last successful tagged check named.
     pub(super) mr: Option<Arc<Mr>>,
+    /// The region of the tagged message under way ([`RxState::tagged`]).
+    pub(super) cached: Option<Arc<Mr>>,
+}
+
+impl QpVerbs<'_> {
+    /// The region `stag` names: the message's own if it is that one, from
+    /// the file's table otherwise. Either way the caller checks it, and
+    /// [`Mr::check`] refuses a region that was invalidated or deregistered
+    /// meanwhile, as a look-up would.
+    fn region(&mut self, stag: u32) -> Option<Arc<Mr>> {
+        match self.cached.take() {
+            Some(mr) if mr.stag == stag => Some(mr),
+            _ => self.qp.mrs.lookup(stag),
+        }
+    }
 }
 
 impl Verbs for QpVerbs<'_> {
     fn check_stag(&mut self, stag: u32, to: u64, len: u32, access: Access) -> Result<(), StagError> {
-        let mr = self.qp.mrs.lookup(stag).ok_or(StagError::InvalidStag)?;
+        let mr = self.region(stag).ok_or(StagError::InvalidStag)?;
         // Only inbound RDMA Writes (RemoteWrite) and Read Requests (RemoteRead)
         // come here; a Read Response is matched against our outstanding Read
         // and its sink checked for local write access in `rx_event`.

@@ -5,7 +5,10 @@
 # server's 16 MiB region; once part of the response is out, the server
 # deregisters the region: the response stops at the next FPDU, the server's
 # QP fails having sent the TERMINATE of an invalid STag (0x0100), and the
-# client's READ completes with a remote access error carrying it. Also: 32
+# client's READ completes with a remote access error carrying it. The other
+# way, the client WRITEs 16 MiB into a region the server deregisters once part
+# of it arrived: the server places no more and fails with the TERMINATE of an
+# invalid tagged STag (0x1100), which the client's QP receives. Also: 32
 # registrations of one STag index get a new key each time, not a counter.
 # Afterwards nothing is pinned (harness).
 . /srnic/lib.sh

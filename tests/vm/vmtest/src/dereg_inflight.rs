@@ -12,8 +12,17 @@
 //!   region. Checked: the server's QP stops part way (its sent bytes stay
 //!   below SIZE) and fails with QP_ERROR, having sent a TERMINATE (RDMAP,
 //!   remote protection, invalid STag: 0x0100); the client's READ completes
-//!   with a remote access error carrying that TERMINATE as received. The
-//!   region's pages are released (the harness checks the pinned pages).
+//!   with a remote access error carrying that TERMINATE as received.
+//! - The other way: the client RDMA WRITEs SIZE bytes into another region of
+//!   the server's; once part of them arrived, the server deregisters it.
+//!   Checked: the server's QP places no more (its received bytes stay below
+//!   SIZE) and fails, having sent a TERMINATE (DDP, tagged buffer error,
+//!   invalid STag: 0x1100) although every later segment names the region's
+//!   STag again (the receive path keeps a tagged message's region at hand
+//!   between its segments: the deregistration must reach it there too); the
+//!   client's QP fails with that TERMINATE as received.
+//!
+//! The regions' pages are released (the harness checks the pinned pages).
 
 use crate::util::{
     accept_qp, connect_qp, mr_from_str, mr_to_str, params, qp_attr, reg_remote, Checks, Res, Waiter,
@@ -25,6 +34,9 @@ use std::time::{Duration, Instant};
 /// The TERMINATE of a Read whose source STag is invalid: RDMAP (0), remote
 /// protection error (1), invalid STag (0x00), as layer << 12 | type << 8 | code.
 const TERM_INVALID_STAG: u32 = 0x0100;
+/// The TERMINATE of a tagged segment whose STag is invalid: DDP (1), tagged
+/// buffer error (1), invalid STag (0x00).
+const TERM_TAGGED_INVALID_STAG: u32 = 0x1100;
 /// Bit 31 of the completion's `term`: the TERMINATE was received.
 const TERM_RECEIVED: u32 = 1 << 31;
 /// Registrations of the key check.
@@ -115,6 +127,60 @@ fn server(env: &Env, c: &mut Checks, size: usize) -> Res {
     );
     ctl.send("done")?;
     ctl.expect("bye")?;
+    server_write(env, c, &pd, &l, &mut ctl, size)
+}
+
+/// The server's side of the inbound WRITE into a region deregistered part way.
+fn server_write(
+    env: &Env,
+    c: &mut Checks,
+    pd: &srnic::ProtectionDomain,
+    l: &Listener,
+    ctl: &mut crate::util::Ctl,
+    size: usize,
+) -> Res {
+    let t = env.timeout;
+    let cq = pd.context().create_cq(16)?;
+    let (qp, _) = accept_qp(l, pd, &qp_attr(&cq, &cq, 16), t)?;
+    let r = reg_remote(
+        pd,
+        size,
+        AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+    )?;
+    ctl.send(format!("mr {}", mr_to_str(&r.remote())))?;
+    let deadline = Instant::now() + t;
+    let started = loop {
+        let got = qp.query()?.rx_bytes;
+        if got > 0 || Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    drop(r);
+    println!("server: deregistered the WRITE's sink after {started} bytes arrived");
+    let ev = loop {
+        match qp.wait_event(Some(t))? {
+            Some(e) if e.kind == EventKind::Established => continue,
+            other => break other,
+        }
+    };
+    let a = qp.query()?;
+    c.ok(
+        format!(
+            "server: the WRITE's placement stopped part way: {} of {size} bytes received, QP {} ({:?})",
+            a.rx_bytes,
+            a.state,
+            ev.as_ref().map(|e| e.kind)
+        ),
+        started > 0 && a.rx_bytes < size as u64 && a.state == QpState::Error,
+    );
+    c.term(
+        "server: it sent the TERMINATE of an invalid tagged STag",
+        a.term,
+        TERM_TAGGED_INVALID_STAG,
+    );
+    ctl.send("done")?;
+    ctl.expect("bye")?;
     Ok(())
 }
 
@@ -142,6 +208,46 @@ fn client(env: &Env, c: &mut Checks, size: usize) -> Res {
         "client: with the TERMINATE received",
         wc.0.term,
         TERM_INVALID_STAG | TERM_RECEIVED,
+    );
+    ctl.expect("done")?;
+    ctl.send("bye")?;
+    client_write(env, c, &pd, &mut ctl, size)
+}
+
+/// The client's side of the inbound WRITE into a region deregistered part way.
+fn client_write(
+    env: &Env,
+    c: &mut Checks,
+    pd: &srnic::ProtectionDomain,
+    ctl: &mut crate::util::Ctl,
+    size: usize,
+) -> Res {
+    let t = env.timeout;
+    let cq = pd.context().create_cq(16)?;
+    let qp = connect_qp(pd, &qp_attr(&cq, &cq, 16), env.rdma, Vec::new(), t)?;
+    let sink = mr_from_str(ctl.expect("mr")?.first().ok_or("no region")?)?;
+    let src = reg_remote(pd, size, AccessFlags::LOCAL_WRITE)?;
+    let wr = SendWr::rdma_write(2, vec![src.sge(..)?], sink.at(0));
+    qp.post_send(&[wr.signaled()])?;
+    let ev = loop {
+        match qp.wait_event(Some(t))? {
+            Some(e) if e.kind == EventKind::Established => continue,
+            other => break other,
+        }
+    };
+    let a = qp.query()?;
+    c.ok(
+        format!(
+            "client: the QP fails ({:?}, QP {})",
+            ev.as_ref().map(|e| e.kind),
+            a.state
+        ),
+        a.state == QpState::Error,
+    );
+    c.term(
+        "client: with the TERMINATE received",
+        a.term,
+        TERM_TAGGED_INVALID_STAG | TERM_RECEIVED,
     );
     ctl.expect("done")?;
     ctl.send("bye")?;

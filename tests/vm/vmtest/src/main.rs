@@ -199,12 +199,13 @@ enum Cmd {
         #[arg(long)]
         errored: Option<std::path::PathBuf>,
     },
-    /// Deregistering a region stops a Read Response from it part way (a
-    /// TERMINATE, invalid STag); STag keys are not a counter.
+    /// Deregistering a region stops a Read Response from it, and an inbound
+    /// WRITE into it, part way (a TERMINATE, invalid STag); STag keys are not
+    /// a counter.
     DeregInflight {
         #[command(flatten)]
         net: Net,
-        /// Bytes of the region the client READs.
+        /// Bytes of the regions the client READs and WRITEs.
         #[arg(long, default_value_t = 16 << 20)]
         size: usize,
     },
