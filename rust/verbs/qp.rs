@@ -109,6 +109,14 @@ pub(crate) struct QpCaps {
     pub(crate) sq_sig_all: bool,
 }
 
+/// A QP, with its reference count, fits a 4 KiB allocation: the next size
+/// kmalloc has is 8 KiB, and every idle QP would cost twice as much (the
+/// benchmark's kernel memory per idle QP, Documentation/srnic/performance.rst).
+/// Not on a kernel with lock debugging, whose every lock carries lockdep's
+/// state.
+#[cfg(not(any(CONFIG_DEBUG_LOCK_ALLOC, CONFIG_DEBUG_SPINLOCK)))]
+const _: () = assert!(budget::arc::<Qp>() <= 4096, "a QP outgrew a 4 KiB allocation");
+
 /// A queue pair.
 #[pin_data(PinnedDrop)]
 pub(crate) struct Qp {

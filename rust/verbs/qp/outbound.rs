@@ -39,19 +39,28 @@ use kernel::prelude::*;
 /// with a leading marker, at most one marker per 512 bytes of the largest
 /// FPDU, pad, CRC) and inline payload.
 const FPDU_STAGE_BYTES: usize = 512;
+/// Staged bytes an FPDU without markers and inline payload may need: length
+/// field, the largest header, pad and CRC.
+const FRAMING_BYTES: usize = 2 + MAX_HDR_LEN + 3 + 4;
 /// Parts one FPDU may need: a framing run and a payload range for each
 /// marker interval of the largest FPDU ([`limits::FPDU_BUDGET`] / 512), and
 /// the head and trailer.
 const FPDU_PARTS: usize = 2 * (limits::FPDU_BUDGET / 512) + 4;
+/// Parts an FPDU without markers may need: head, payload, trailer.
+const FRAMING_PARTS: usize = 3;
 /// FPDUs staged as one batch at most: about 46 KiB at a 1448-byte MSS, most
 /// of the 64 KiB TCP builds one buffer of.
 pub(super) const BATCH_FPDUS: usize = 32;
-/// Staged bytes: an FPDU at its largest, and room for the framing of a batch
-/// of FPDUs without markers (about 30 bytes each).
-const STAGE_BYTES: usize = FPDU_STAGE_BYTES + 1024;
-/// Parts: an FPDU at its most, and two for each FPDU of a batch without
-/// markers (its payload, and its trailer run together with the next header).
-const MAX_PARTS: usize = FPDU_PARTS + 2 * BATCH_FPDUS;
+/// Staged bytes: an FPDU at its largest, and the framing of the rest of a
+/// batch (FPDUs with markers are never batched: see [`Staged::has_room`]).
+/// A WRITE's or Read Response's FPDU takes about 23 bytes, a SEND's 26, so
+/// 448 bytes more hold a batch of 32 with [`FRAMING_BYTES`] to spare. The
+/// staging lives in the QP, which must fit a 4 KiB allocation (`qp.rs`).
+const STAGE_BYTES: usize = FPDU_STAGE_BYTES + 448;
+/// Parts: an FPDU at its most; a batch without markers takes two per FPDU
+/// (its payload, and its trailer run together with the next header), 65 for
+/// a batch of 32.
+const MAX_PARTS: usize = FPDU_PARTS;
 
 /// What ends when a message's last byte went to TCP.
 #[derive(Clone, Copy)]
@@ -226,11 +235,15 @@ impl Staged {
         self.more = false;
     }
 
-    /// Whether another FPDU, whatever its framing, fits into the batch.
-    fn has_room(&self) -> bool {
-        self.fpdus < BATCH_FPDUS
-            && STAGE_BYTES - self.nbytes >= FPDU_STAGE_BYTES
-            && MAX_PARTS - self.nparts >= FPDU_PARTS
+    /// Whether another FPDU fits into the batch: any FPDU into an empty one,
+    /// else one without markers (a message with markers goes an FPDU at a
+    /// time: their FPDUs seldom fill a segment exactly anyway).
+    fn has_room(&self, markers: bool) -> bool {
+        self.fpdus == 0
+            || (!markers
+                && self.fpdus < BATCH_FPDUS
+                && STAGE_BYTES - self.nbytes >= FRAMING_BYTES
+                && MAX_PARTS - self.nparts >= FRAMING_PARTS)
     }
 
     fn push_part(&mut self, p: Part) -> Result {
@@ -433,7 +446,8 @@ impl Outbound {
         budget: usize,
         mss: usize,
     ) -> Result<bool> {
-        while fr.staged.fpdus < budget && fr.staged.has_room() {
+        let markers = fr.framer.markers_on();
+        while fr.staged.fpdus < budget && fr.staged.has_room(markers) {
             if !self.stage_next(fr, inline)? || fr.staged.last_len != mss {
                 break;
             }

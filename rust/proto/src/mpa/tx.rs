@@ -124,6 +124,12 @@ impl TxFramer {
         self.crc_on
     }
 
+    /// Whether markers are inserted.
+    #[must_use]
+    pub const fn markers_on(&self) -> bool {
+        self.markers_on
+    }
+
     /// Largest ULPDU to use for FPDUs of at most `fpdu_budget` bytes on the wire.
     #[must_use]
     pub fn max_ulpdu(&self, fpdu_budget: usize) -> Option<u16> {
