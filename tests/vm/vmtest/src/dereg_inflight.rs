@@ -25,10 +25,13 @@
 //! The regions' pages are released (the harness checks the pinned pages).
 
 use crate::util::{
-    accept_qp, connect_qp, mr_from_str, mr_to_str, params, qp_attr, reg_remote, Checks, Res, Waiter,
+    accept_qp, connect_qp, event_after_established, mr_from_str, mr_to_str, params, qp_attr,
+    reg_remote, Checks, Res, Waiter,
 };
 use crate::Env;
-use srnic::{AccessFlags, Context, EventKind, Listener, MrBuffer, QpState, SendWr, WcStatus};
+use srnic::{
+    AccessFlags, Context, Listener, MrBuffer, QpAttr, QpState, QueuePair, SendWr, WcStatus,
+};
 use std::time::{Duration, Instant};
 
 /// The TERMINATE of a Read whose source STag is invalid: RDMAP (0), remote
@@ -79,6 +82,19 @@ fn keys(c: &mut Checks, ctx: &Context) -> Res {
     Ok(())
 }
 
+/// Waits (at most `t`) until the byte count `moved` reads from the QP's
+/// attributes is above zero; returns it (0 when the wait ran out).
+fn once_moving(qp: &QueuePair, t: Duration, moved: impl Fn(&QpAttr) -> u64) -> Res<u64> {
+    let deadline = Instant::now() + t;
+    loop {
+        let n = moved(&qp.query()?);
+        if n > 0 || Instant::now() > deadline {
+            return Ok(n);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 fn server(env: &Env, c: &mut Checks, size: usize) -> Res {
     let t = env.timeout;
     let ctx = Context::open()?;
@@ -91,25 +107,13 @@ fn server(env: &Env, c: &mut Checks, size: usize) -> Res {
     let r = reg_remote(&pd, size, AccessFlags::REMOTE_READ)?;
     ctl.send(format!("mr {}", mr_to_str(&r.remote())))?;
     // Deregister once part of the response went out.
-    let deadline = Instant::now() + t;
-    let started = loop {
-        let sent = qp.query()?.tx_bytes;
-        if sent > 0 || Instant::now() > deadline {
-            break sent;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    };
+    let started = once_moving(&qp, t, |a| a.tx_bytes)?;
     drop(r);
     let at_dereg = qp.query()?.tx_bytes;
     println!(
         "server: deregistered the region after {started} bytes of the response ({at_dereg} now)"
     );
-    let ev = loop {
-        match qp.wait_event(Some(t))? {
-            Some(e) if e.kind == EventKind::Established => continue,
-            other => break other,
-        }
-    };
+    let ev = event_after_established(&qp, Instant::now() + t)?;
     let a = qp.query()?;
     c.ok(
         format!(
@@ -148,22 +152,10 @@ fn server_write(
         AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
     )?;
     ctl.send(format!("mr {}", mr_to_str(&r.remote())))?;
-    let deadline = Instant::now() + t;
-    let started = loop {
-        let got = qp.query()?.rx_bytes;
-        if got > 0 || Instant::now() > deadline {
-            break got;
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    };
+    let started = once_moving(&qp, t, |a| a.rx_bytes)?;
     drop(r);
     println!("server: deregistered the WRITE's sink after {started} bytes arrived");
-    let ev = loop {
-        match qp.wait_event(Some(t))? {
-            Some(e) if e.kind == EventKind::Established => continue,
-            other => break other,
-        }
-    };
+    let ev = event_after_established(&qp, Instant::now() + t)?;
     let a = qp.query()?;
     c.ok(
         format!(
@@ -229,12 +221,7 @@ fn client_write(
     let src = reg_remote(pd, size, AccessFlags::LOCAL_WRITE)?;
     let wr = SendWr::rdma_write(2, vec![src.sge(..)?], sink.at(0));
     qp.post_send(&[wr.signaled()])?;
-    let ev = loop {
-        match qp.wait_event(Some(t))? {
-            Some(e) if e.kind == EventKind::Established => continue,
-            other => break other,
-        }
-    };
+    let ev = event_after_established(&qp, Instant::now() + t)?;
     let a = qp.query()?;
     c.ok(
         format!(

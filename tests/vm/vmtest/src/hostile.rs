@@ -35,8 +35,8 @@
 
 use crate::stall::mpa_initiate;
 use crate::util::{
-    accept_qp, connect_qp, err, fill, mismatch, mr_from_str, mr_to_str, params, qp_attr,
-    reg_remote, Checks, Ctl, Res, Waiter,
+    accept_qp, connect_qp, err, event_after_established, fill, mismatch, mr_from_str, mr_to_str,
+    params, qp_attr, reg_remote, Checks, Ctl, Res, Waiter,
 };
 use crate::Env;
 use srnic::{
@@ -1106,14 +1106,7 @@ fn post_recvs(
 /// What the victim QP saw: its first event after ESTABLISHED (within `t`),
 /// the TERMINATE word and its state.
 fn victim_report(qp: &QueuePair, cq: &srnic::CompletionQueue, t: Duration) -> Res<String> {
-    let deadline = Instant::now() + t;
-    let ev = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match qp.wait_event(Some(left))? {
-            Some(e) if e.kind == EventKind::Established => continue,
-            other => break other,
-        }
-    };
+    let ev = event_after_established(qp, Instant::now() + t)?;
     let a = qp.query()?;
     // The flushed (or failed) receives, so that nothing stays queued.
     let mut w = Waiter::new(cq.clone());

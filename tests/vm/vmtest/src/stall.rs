@@ -17,8 +17,8 @@
 //! Nothing is leaked: the case checks the gauges and kmemleak afterwards.
 
 use crate::util::{
-    accept_qp, err, fill, mismatch, mr_from_str, mr_to_str, params, qp_attr, reg_remote, Checks,
-    Res, Waiter,
+    accept_qp, err, event_after_established, fill, mismatch, mr_from_str, mr_to_str, params,
+    qp_attr, reg_remote, Checks, Res, Waiter,
 };
 use crate::Env;
 use srnic::{
@@ -118,13 +118,7 @@ fn server(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     touch(&o.ready, "stuck\n")?;
     // The stall timeout, then at most the wait bound.
     let bound = Duration::from_millis(o.stall_ms) + t;
-    let ev = loop {
-        let left = (requested + bound).saturating_duration_since(Instant::now());
-        match qp.wait_event(Some(left))? {
-            Some(e) if e.kind == EventKind::Established => continue,
-            other => break other,
-        }
-    };
+    let ev = event_after_established(&qp, requested + bound)?;
     let took = requested.elapsed();
     touch(&o.errored, "errored\n")?;
     let kind = ev.map(|e| e.kind);

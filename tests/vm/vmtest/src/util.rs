@@ -313,6 +313,19 @@ impl Waiter {
     }
 }
 
+/// The QP's first event other than ESTABLISHED (which a connection that
+/// has just come up may still have queued), waiting until `deadline`;
+/// `None` when none came by then.
+pub fn event_after_established(qp: &QueuePair, deadline: Instant) -> Res<Option<srnic::Event>> {
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match qp.wait_event(Some(left))? {
+            Some(e) if e.kind == srnic::EventKind::Established => continue,
+            other => return Ok(other),
+        }
+    }
+}
+
 /// One counter of `SRNIC_IOCTL_QUERY_STATS`.
 pub fn stat(ctx: &srnic::Context, name: &str) -> Res<u64> {
     ctx.stats()?
