@@ -13,9 +13,13 @@
  * request's pages are registered as one region (srnic_kv_reg_bvec; the
  * queue's virt_boundary makes them one contiguous range) and moved with one
  * RDMA READ or WRITE straight from or into them. A WRITE completes after a
- * zero-length READ behind it on the same QP has: iWARP answers a READ only
- * after the WRITEs before it were placed (RFC 5040, section 5.5), so a
- * completed write is in the server's memory. FLUSH and FUA send a
+ * zero-length READ behind it on the same QP (a fence) has: iWARP answers a
+ * READ only after the WRITEs before it were placed (RFC 5040, section 5.5),
+ * so a completed write is in the server's memory. One fence covers every
+ * WRITE posted before it, and a queue has one in flight at a time: the WRITEs
+ * posted meanwhile wait for the next, posted when it completes (group commit:
+ * one zero-length READ per round trip instead of one per WRITE). FLUSH and
+ * FUA send a
  * srnic_blk_msg that makes the server msync and answer; FUA's message
  * follows its WRITE on the QP, so the server sees it after the data.
  *
@@ -71,7 +75,7 @@ MODULE_PARM_DESC(crc, "ask for MPA CRC32c on new mappings");
 /* What a work request's wr_id says besides the request's tag. */
 enum srnicb_wr_kind {
 	SRNICB_WR_DATA = 1,	/* the request's RDMA READ or WRITE */
-	SRNICB_WR_FENCE,	/* the zero-length READ behind a WRITE */
+	SRNICB_WR_FENCE,	/* the zero-length READ behind WRITEs (the tag is its number) */
 	SRNICB_WR_MSG,		/* a FLUSH message */
 	SRNICB_WR_RECV,		/* a receive slot (the tag is the slot) */
 };
@@ -97,6 +101,21 @@ struct srnicb_queue {
 	bool have_slots_mr;
 	/* Serialises polling the CQ (srnic's callback, the failure work). */
 	struct mutex cq_lock;
+	/*
+	 * Fences: post_lock orders a WRITE's post and its joining fence_wait
+	 * with the posts of fences, so that fence N follows every WRITE that
+	 * waits for it on the QP. fence_wait (under fence_lock, shared with
+	 * the completions) holds the WRITEs waiting for their fence, in
+	 * posting order; next_fence is the number the next fence gets,
+	 * unfenced counts the WRITEs posted since the last one, and
+	 * fence_busy says a fence is in flight.
+	 */
+	struct mutex post_lock;
+	spinlock_t fence_lock;
+	struct list_head fence_wait;
+	u32 next_fence;
+	unsigned int unfenced;
+	bool fence_busy;
 };
 
 struct srnicb_dev {
@@ -133,6 +152,9 @@ struct srnicb_cmd {
 #define SRNICB_AWAIT_ANSWER	0	/* the server's FLUSHED is due */
 	bool have_mr;
 	u32 mr;
+	/* A WRITE's place in its queue's fence_wait, and its fence's number. */
+	struct list_head fence_entry;
+	u32 fence;
 	struct bio_vec bvec[SRNICB_MAX_PAGES];
 };
 
@@ -193,6 +215,42 @@ static struct request *srnicb_rq(struct srnicb_queue *q, u32 tag)
 	return rq;
 }
 
+/*
+ * Fence `seq` completed (or failed: status): the WRITEs it covers, those
+ * waiting for it or an earlier one, drop their fence reference.
+ */
+static void srnicb_fenced(struct srnicb_queue *q, u32 seq, blk_status_t status)
+{
+	struct srnicb_cmd *cmd, *tmp;
+	LIST_HEAD(done);
+
+	spin_lock(&q->fence_lock);
+	list_for_each_entry_safe(cmd, tmp, &q->fence_wait, fence_entry) {
+		if ((s32)(cmd->fence - seq) > 0)
+			break;
+		list_move_tail(&cmd->fence_entry, &done);
+	}
+	spin_unlock(&q->fence_lock);
+	list_for_each_entry_safe(cmd, tmp, &done, fence_entry) {
+		list_del(&cmd->fence_entry);
+		if (status)
+			cmd->status = status;
+		srnicb_put(blk_mq_rq_from_pdu(cmd));
+	}
+}
+
+/* The device failed: every WRITE still waiting for a fence fails. */
+static void srnicb_fail_unfenced(struct srnicb_queue *q)
+{
+	u32 last;
+
+	/* Every WRITE in fence_wait waits for next_fence or an earlier one. */
+	mutex_lock(&q->post_lock);
+	last = q->next_fence;
+	mutex_unlock(&q->post_lock);
+	srnicb_fenced(q, last, BLK_STS_IOERR);
+}
+
 /* A server's answer in receive slot `slot`. */
 static void srnicb_answer(struct srnicb_queue *q, u32 slot, u32 len)
 {
@@ -225,6 +283,8 @@ static void srnicb_answer(struct srnicb_queue *q, u32 slot, u32 len)
 	srnicb_put(rq);
 }
 
+static void srnicb_fence(struct srnicb_queue *q, bool completed);
+
 static void srnicb_wc(struct srnicb_queue *q, const struct srnic_wc *wc)
 {
 	u32 kind = wc->wr_id >> 32, tag = (u32)wc->wr_id;
@@ -235,6 +295,17 @@ static void srnicb_wc(struct srnicb_queue *q, const struct srnic_wc *wc)
 			srnicb_answer(q, tag, wc->byte_len);
 		else if (wc->status != SRNIC_WC_WR_FLUSH_ERR)
 			srnicb_fail(q->dev, "a receive failed");
+		return;
+	}
+	if (kind == SRNICB_WR_FENCE) {
+		if (wc->status != SRNIC_WC_SUCCESS && wc->status != SRNIC_WC_WR_FLUSH_ERR) {
+			pr_warn_ratelimited("srnic_blk: %s%d: a fence failed: status %u term %#x\n",
+					    SRNICB_NAME, q->dev->id, wc->status, wc->term);
+			srnicb_fail(q->dev, "a work request failed");
+		}
+		srnicb_fenced(q, tag, wc->status == SRNIC_WC_SUCCESS ? BLK_STS_OK : BLK_STS_IOERR);
+		if (wc->status == SRNIC_WC_SUCCESS)
+			srnicb_fence(q, true);
 		return;
 	}
 	rq = srnicb_rq(q, tag);
@@ -408,6 +479,7 @@ static void srnicb_fail_work(struct work_struct *work)
 			continue;
 		srnic_kv_drain_qp(dev->ctx, q->qp);
 		srnicb_poll(q);
+		srnicb_fail_unfenced(q);
 	}
 	if (dev->have_tag_set)
 		blk_mq_tagset_busy_iter(&dev->tag_set, srnicb_fail_waiting, NULL);
@@ -486,9 +558,31 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 		return -EIO;
 
 	/*
-	 * READ: the data. WRITE: the data and the zero-length READ behind it.
+	 * READ: the data. WRITE: the data, then its fence (srnicb_fence).
 	 * FUA WRITE: the data, the FLUSH message and the server's answer.
 	 */
+	if (write && !fua) {
+		atomic_add(2, &cmd->pending);
+		mutex_lock(&q->post_lock);
+		r = srnicb_post_rdma(q, rq->tag, SRNIC_WR_RDMA_WRITE, SRNICB_WR_DATA, off, len, mr.lkey);
+		if (!r) {
+			cmd->fence = q->next_fence;
+			spin_lock(&q->fence_lock);
+			list_add_tail(&cmd->fence_entry, &q->fence_wait);
+			spin_unlock(&q->fence_lock);
+			q->unfenced++;
+		}
+		mutex_unlock(&q->post_lock);
+		*unposted = r ? 2 : 0;
+		/*
+		 * The device may have failed meanwhile, after the failure work
+		 * ended the WRITEs waiting for a fence: do its part here.
+		 */
+		smp_mb();
+		if (!r && atomic_read(&dev->dead))
+			srnicb_fail_unfenced(q);
+		return 0;
+	}
 	*unposted = write ? 2 : 1;
 	atomic_add(*unposted + fua, &cmd->pending);
 	if (fua)
@@ -498,13 +592,39 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 		return 0;
 	if (--*unposted == 0)
 		return 0;
-	if (fua)
-		r = srnicb_post_flush(q, rq->tag, off, len);
-	else
-		r = srnicb_post_rdma(q, rq->tag, SRNIC_WR_RDMA_READ, SRNICB_WR_FENCE, off, 0, 0);
-	if (!r)
+	if (!srnicb_post_flush(q, rq->tag, off, len))
 		--*unposted;
 	return 0;
+}
+
+/*
+ * Posts a fence behind the WRITEs posted since the last one, if there are
+ * any and no fence is in flight (completed: the one in flight completed).
+ * Called at the end of blk-mq's batch (bd->last, or commit_rqs) and when a
+ * fence completes.
+ */
+static void srnicb_fence(struct srnicb_queue *q, bool completed)
+{
+	int r = 0;
+
+	mutex_lock(&q->post_lock);
+	if (completed)
+		q->fence_busy = false;
+	if (q->unfenced && !q->fence_busy) {
+		r = srnicb_post_rdma(q, q->next_fence, SRNIC_WR_RDMA_READ, SRNICB_WR_FENCE, 0, 0, 0);
+		q->next_fence++;
+		q->unfenced = 0;
+		q->fence_busy = !r;
+	}
+	mutex_unlock(&q->post_lock);
+	/* A fence not posted: the failure work ends the WRITEs it would cover. */
+	if (r)
+		srnicb_fail(q->dev, "a work request could not be posted");
+}
+
+static void srnicb_commit_rqs(struct blk_mq_hw_ctx *hctx)
+{
+	srnicb_fence(hctx->driver_data, false);
 }
 
 static blk_status_t srnicb_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk_mq_queue_data *bd)
@@ -572,6 +692,8 @@ static blk_status_t srnicb_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk
 		srnicb_put(rq);
 	}
 	srnicb_put(rq);
+	if (bd->last)
+		srnicb_fence(q, false);
 	return BLK_STS_OK;
 }
 
@@ -596,6 +718,7 @@ static int srnicb_init_hctx(struct blk_mq_hw_ctx *hctx, void *data, unsigned int
 
 static const struct blk_mq_ops srnicb_mq_ops = {
 	.queue_rq = srnicb_queue_rq,
+	.commit_rqs = srnicb_commit_rqs,
 	.timeout = srnicb_timeout,
 	.init_hctx = srnicb_init_hctx,
 };
@@ -762,6 +885,9 @@ static int srnicb_map(const char *buf)
 		dev->queues[i].dev = dev;
 		dev->queues[i].index = i;
 		mutex_init(&dev->queues[i].cq_lock);
+		mutex_init(&dev->queues[i].post_lock);
+		spin_lock_init(&dev->queues[i].fence_lock);
+		INIT_LIST_HEAD(&dev->queues[i].fence_wait);
 	}
 	r = ida_alloc(&srnicb_ida, GFP_KERNEL);
 	if (r < 0)
