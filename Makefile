@@ -21,6 +21,7 @@
 #                        TESTS=write_bw,send_lat SIZES=65536 for a quicker run;
 #                        MODULE=path/srnic.ko runs another build of srnic;
 #                        PROFILE=self|total adds the guests' kernel profiles (profile.md)
+#                        (PROFILE=sample: the host samples both VMs, Rust included: sample.md)
 #   make vm-test CASES="query_device bad_ioctl"   run some VM cases alone
 #   make fuzz-abi DURATION=3600 [SEED=S]   the ABI fuzzer (VM case abi_fuzz) alone, for
 #                        DURATION seconds (default 600); it prints its seed
@@ -141,6 +142,7 @@ check-host: deps
 	scripts/gen-uapi.sh --check
 	scripts/check-deps.py --self-test
 	scripts/bench-profile.py --self-test
+	scripts/vm-sample.py --self-test
 	scripts/check-deps.py
 	@# The repository stands alone: nothing may cite documents outside it.
 	@! git grep -nE '\.\./shared|wire\.md' -- ':!Makefile' || { echo "check-host: the lines above cite documents outside the repository"; exit 1; }

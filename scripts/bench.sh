@@ -8,7 +8,7 @@
 #
 #   scripts/bench.sh [--reps N] [--variant plain|debug] [--tiny] [--rows all|rdma|blk]
 #                    [--tests T,T...] [--sizes N,N...] [--module SRNIC_KO]
-#                    [--profile self|total]
+#                    [--profile self|total|sample]
 #
 # --tests runs only these perftest programs (write_bw, read_bw, send_bw,
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
@@ -30,7 +30,12 @@
 # function profiler in both VMs (the plain kernel has it) and writes
 # profile.md (scripts/bench-profile.py): per iteration, each VM's kernel
 # functions by their own time (self) or with their callees' (total), and
-# their calls. The profiled runs' figures are not recorded.
+# their calls. The profiled runs' figures are not recorded. --profile sample
+# follows each perftest run with one that the host samples instead
+# (scripts/vm-sample.py, through QEMU's gdb stubs, every 10 ms of host time):
+# it sees Rust code, which ftrace does not, and writes sample.md: per run
+# and VM, the functions under the vCPUs' instruction pointers, and those
+# found on their stacks.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -51,7 +56,7 @@ while [ $# -gt 0 ]; do
 done
 case "$reps" in '' | *[!0-9]* | 0) die "--reps needs a positive number: '$reps'" ;; esac
 case "$rows" in all | rdma | blk) ;; *) die "--rows takes all, rdma or blk: '$rows'" ;; esac
-case "${profile[1]:-self}" in self | total) ;; *) die "--profile takes self or total: '${profile[1]}'" ;; esac
+case "${profile[1]:-self}" in self | total | sample) ;; *) die "--profile takes self, total or sample: '${profile[1]}'" ;; esac
 
 logs=$("$SRNIC_TOP/tests/vm/run.sh" --bench --bench-reps "$reps" --bench-rows "$rows" "${tiny[@]}" "${only[@]}" "${module[@]}" "${profile[@]}" --variant "$variant" | tail -n 1)
 out=$SRNIC_TOP/build/bench/$(date +%Y%m%d-%H%M%S)
@@ -60,5 +65,16 @@ cp "$logs/files/bench.csv" "$out/samples.csv"
 cp "$logs/clock" "$out/clock" 2>/dev/null || true
 python3 "$SRNIC_TOP/scripts/bench-report.py" "$out/samples.csv" "$out" --clock "$out/clock" \
 	--title "srnic benchmark, $variant kernel, $(date -u +%Y-%m-%d)"
-[ ${#profile[@]} = 0 ] || python3 "$SRNIC_TOP/scripts/bench-profile.py" "$logs/files" "$out"
+case "${profile[1]:-}" in
+'') ;;
+sample)
+	kdir=$("$SRNIC_TOP/scripts/kernel.sh" "$variant")
+	for v in a b; do
+		cat "$kdir/System.map" "$logs/files/kallsyms-$v.txt" >"$out/symbols-$v.txt"
+		python3 "$SRNIC_TOP/scripts/vm-sample.py" --report "$logs/sample-$v.txt" \
+			--kallsyms "$out/symbols-$v.txt" --title "VM $v" >>"$out/sample.md"
+	done
+	cat "$out/sample.md" ;;
+*) python3 "$SRNIC_TOP/scripts/bench-profile.py" "$logs/files" "$out" ;;
+esac
 log "report in $out (VM logs in $logs)"

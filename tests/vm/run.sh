@@ -6,7 +6,7 @@
 #                   [--fuzz-seconds N] [--fuzz-seed S] [--module SRNIC_KO] [CASE...]
 #   tests/vm/run.sh --bench [--bench-reps N] [--bench-tiny] [--bench-rows all|rdma|blk]
 #                   [--bench-tests T,T...] [--bench-sizes N,N...]
-#                   [--bench-profile self|total] [--variant ...]
+#                   [--bench-profile self|total|sample] [--variant ...]
 #
 # --bench runs the workloads of `make bench` (tests/vm/guest/bench.sh) instead
 # of the cases; their samples land in <logs>/files/bench.csv, and the host's
@@ -15,7 +15,10 @@
 # --bench-rows only the RDMA, RMPP and TCP rows or only the block rows,
 # --bench-tests only these perftest programs (write_bw, send_lat, ...) and
 # --bench-sizes only these bandwidth message sizes (bytes), --bench-profile
-# a profiled run after each perftest run (scripts/bench.sh --profile).
+# a profiled run after each perftest run (scripts/bench.sh --profile); with
+# sample, scripts/vm-sample.py samples both VMs through their gdb stubs while
+# the guest marks those runs (<logs>/sample-a.txt, sample-b.txt; the stubs
+# then cannot give a hung boot's backtrace).
 # --long runs the cases with their full repetition counts (make check-long).
 # --fuzz-seconds and --fuzz-seed set the abi_fuzz case's duration and seed
 # (make fuzz-abi DURATION=N SEED=S; srnic.fuzz_seconds, srnic.fuzz_seed).
@@ -51,7 +54,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../scripts/common.sh"
 
-variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0 bench= module=
+variant=debug mode=test long=0 cases=() cpus=${SRNIC_VM_CPUS:-2} fuzz= fuzz_s=0 bench= module= bench_profile=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--variant) variant=$2; shift 2 ;;
@@ -62,13 +65,13 @@ while [ $# -gt 0 ]; do
 	--bench-rows) bench="$bench srnic.bench_rows=$2"; shift 2 ;;
 	--bench-tests) bench="$bench srnic.bench_tests=$2"; shift 2 ;;
 	--bench-sizes) bench="$bench srnic.bench_sizes=$2"; shift 2 ;;
-	--bench-profile) bench="$bench srnic.bench_profile=$2"; shift 2 ;;
+	--bench-profile) bench="$bench srnic.bench_profile=$2"; bench_profile=$2; shift 2 ;;
 	--long) long=1; shift ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--fuzz-seconds) fuzz="$fuzz srnic.fuzz_seconds=$2"; fuzz_s=$2; shift 2 ;;
 	--fuzz-seed) fuzz="$fuzz srnic.fuzz_seed=$2"; shift 2 ;;
 	--module) module=$2; shift 2 ;;
-	-h|--help) sed -n '3,46p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) cases+=("$1"); shift ;;
 	esac
 done
@@ -260,6 +263,15 @@ for attempt in 1 2; do
 	watch=$!
 	pair_watch &
 	pair=$!
+	samplers=
+	if [ $mode = bench ] && [ "$bench_profile" = sample ]; then
+		for v in a b; do
+			port=$gdb_port_a; [ $v = b ] && port=$gdb_port_b
+			python3 "$SRNIC_TOP/scripts/vm-sample.py" --port "$port" --log "$logs/a.log" \
+				--out "$logs/sample-$v.txt" 2>"$logs/sample-$v.err" &
+			samplers="$samplers $!"
+		done
+	fi
 	if [ $mode = test ]; then
 		# Progress on the terminal (and in CI's log) as the cases end: a run
 		# that is stopped from outside still shows how far it got.
@@ -283,9 +295,11 @@ for attempt in 1 2; do
 	rc_a=0 rc_b=0
 	wait $pid_a || rc_a=$?
 	wait $pid_b || rc_b=$?
-	kill "$watch" "$pair" 2>/dev/null || true
+	kill "$watch" "$pair" $samplers 2>/dev/null || true
 	wait "$watch" 2>/dev/null || true
 	wait "$pair" 2>/dev/null || true
+	# shellcheck disable=SC2086
+	[ -z "$samplers" ] || wait $samplers 2>/dev/null || true
 	# The stamper and the progress lines end with VM a (tail --pid).
 	[ -z "${stamper:-}" ] || wait "$stamper" || true
 	[ -z "${progress:-}" ] || wait "$progress" || true

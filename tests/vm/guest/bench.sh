@@ -6,7 +6,8 @@
 # Settings (environment): BENCH_REPS repetitions (default 5), BENCH_TINY=1
 # for one message size and short runs (make check), BENCH_ROWS all (default),
 # rdma (the RDMA, RMPP and TCP rows) or blk (the block rows), BENCH_PROFILE=self
-# or total to follow each perftest run with a profiled one (profile_run),
+# or total to follow each perftest run with a profiled one (profile_run), or
+# sample to follow it with one the host samples (sample_run),
 # BENCH_BW_TESTS and
 # BENCH_LAT_TESTS the perftest programs to run (default: all six), or
 # BENCH_TESTS a comma-separated list of them (make bench TESTS=...; the TCP
@@ -366,7 +367,11 @@ perftest_run() {
 	# A figure from an uncalibrated clock is no figure.
 	[ -z "$BENCH_AGAIN" ] || fig=
 	record "$rep" "$test" "$size" "$sys" "$fig" "$unit" "$before" "$cpu"
-	[ -z "${BENCH_PROFILE:-}" ] || profile_run "$rep" "$test" "$size" "$iters" "$sys" "$prog"
+	case ${BENCH_PROFILE:-} in
+	'') ;;
+	sample) sample_run "$rep" "$test" "$size" "$iters" "$sys" "$prog" ;;
+	*) profile_run "$rep" "$test" "$size" "$iters" "$sys" "$prog" ;;
+	esac
 	[ "$sys" != rxe ] || rxe_swap off
 }
 
@@ -389,6 +394,29 @@ profile_cmd() {
 # "SIDE FUNCTION CALLS MICROSECONDS", the CPUs summed.
 profile_dump() {
 	printf '%s\n' "cat $TRACING/trace_stat/function* | awk -v side=$1 '\$2 ~ /^[0-9]+\$/ && \$3 ~ /^[0-9.]+\$/ { hits[\$1] += \$2; us[\$1] += \$3 } END { for (f in hits) printf \"%s %s %d %.3f\\n\", side, f, hits[f], us[f] }'"
+}
+
+# sample_run REP TEST SIZE ITERS SYSTEM PROG: the perftest run again, between
+# the lines "SAMPLE-START REP-TEST-SIZE-SYSTEM" and "SAMPLE-STOP" on the
+# console, while the host samples both VMs through QEMU's gdb stub
+# (scripts/vm-sample.py, started by tests/vm/run.sh for --bench-profile
+# sample): unlike ftrace's profiler it sees Rust code, and costs every
+# function alike. Exports the modules' symbols of both VMs once
+# (kallsyms-a.txt, kallsyms-b.txt; the kernel's are its System.map).
+sample_run() {
+	local args
+	if [ -z "${SAMPLE_SYMS:-}" ]; then
+		grep '\[' /proc/kallsyms >/tmp/kallsyms.txt && export_file kallsyms-a.txt /tmp/kallsyms.txt
+		peer "grep '\[' /proc/kallsyms" >/tmp/kallsyms.txt && export_file kallsyms-b.txt /tmp/kallsyms.txt
+		rm -f /tmp/kallsyms.txt
+		SAMPLE_SYMS=1
+	fi
+	bench_port=$((bench_port + 1))
+	args="-R -p $bench_port -s $3 -n $4"
+	echo "SAMPLE-START $1-$2-$3-$5"
+	bench_pair "$5" "$6 $args" "$6 $args $PEER"
+	echo "SAMPLE-STOP"
+	[ -n "$CLI_OUT" ] || bench_say "rep $1: $2 $3 $5: the sampled run failed"
 }
 
 # profile_run REP TEST SIZE ITERS SYSTEM PROG: the perftest run again, with
