@@ -295,6 +295,7 @@ for attempt in 1 2; do
 	rc_a=0 rc_b=0
 	wait $pid_a || rc_a=$?
 	wait $pid_b || rc_b=$?
+	# shellcheck disable=SC2086 # $samplers: none, or the two samplers' pids
 	kill "$watch" "$pair" $samplers 2>/dev/null || true
 	wait "$watch" 2>/dev/null || true
 	wait "$pair" 2>/dev/null || true
