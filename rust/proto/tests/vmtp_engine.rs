@@ -838,3 +838,63 @@ fn a_closing_client_acknowledges_its_last_response() {
     b.eng.handle_timeout(b.eng.config().ack_timeout + 1);
     assert!(b.transmit(b.eng.config().ack_timeout + 1).is_empty());
 }
+
+#[test]
+fn a_late_copy_of_an_earlier_response_is_dropped_quietly() {
+    let (mut a, mut b, ch, sh, server) = two_hosts();
+    let client = EntityId::internet(1, A);
+    a.bufs.insert(9, vec![0; 4]);
+    a.eng
+        .request(0, ch, server, B, Code(1), [0; 12], 10, 1, 9, 4)
+        .unwrap();
+    for (_, p, _) in a.transmit(0) {
+        b.receive(0, A, &p).unwrap();
+    }
+    let Completion::Request { transaction, .. } = b.completions[0] else {
+        unreachable!()
+    };
+    b.out.insert(3, vec![1; 4]);
+    b.eng
+        .respond(0, sh, client, transaction, Code(0), [0; 20], 4, 3)
+        .unwrap();
+    let response = b.transmit(0);
+    for (_, p, _) in &response {
+        a.receive(0, B, p).unwrap();
+    }
+    assert!(matches!(
+        a.completions[..],
+        [Completion::Transaction {
+            status: TxStatus::Response { .. },
+            ..
+        }]
+    ));
+    // The client moves on; a copy of the first Response arrives late (the
+    // server sent it again). The client has it: no NotifyVmtpServer goes
+    // back, which would make the server discard it unacknowledged.
+    a.completions.clear();
+    a.bufs.insert(9, vec![0; 4]);
+    a.eng
+        .request(1, ch, server, B, Code(1), [0; 12], 10, 1, 9, 4)
+        .unwrap();
+    for (_, p, _) in &response {
+        assert_eq!(a.receive(1, B, p), Err(RxDrop::Stale));
+    }
+    let sent = a.transmit(1);
+    assert!(
+        sent.iter().all(|(_, _, kind)| *kind == TxKind::Request),
+        "{:?}",
+        sent.iter().map(|s| s.2).collect::<Vec<_>>()
+    );
+    // The second Request acknowledges the first Response.
+    for (_, p, _) in sent {
+        b.receive(1, A, &p).unwrap();
+    }
+    assert!(b.completions.iter().any(|c| matches!(
+        c,
+        Completion::ResponseReleased {
+            cookie: 3,
+            acked: true,
+            ..
+        }
+    )));
+}

@@ -10,8 +10,8 @@ use super::super::entity::EntityId;
 use super::super::group;
 use super::super::wire::{code, ctrl, Code, Function, Repr, HEADER_LEN};
 use super::{
-    check_data, Addr, CallError, Completion, Csr, Ends, Engine, Handle, Local, Notify, Outgoing,
-    Placements, Role, RxDrop, Transmit, TxStatus,
+    check_data, tx_diff, Addr, CallError, Completion, Csr, Ends, Engine, Handle, Local, Notify,
+    Outgoing, Placements, Role, RxDrop, Transmit, TxStatus,
 };
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -223,6 +223,16 @@ where
         let tx = &mut l.tx;
         let apg = r.control.has(ctrl::APG);
         if r.transaction != tx.transaction || r.server != tx.server {
+            // A late copy of an earlier transaction's Response from the
+            // same server (blocks it sent again, or its header after a
+            // duplicate of that Request reached it) is dropped quietly: the
+            // client had all of it before it moved on, and its newer
+            // Request acknowledges it (RFC 1045, section 2.5.3). Answering
+            // BAD_TRANSACTION_ID would make the server discard that
+            // Response as never acknowledged.
+            if r.server == tx.server && tx_diff(r.transaction, tx.transaction) < 0 {
+                return Err(RxDrop::Stale);
+            }
             self.notify_server(src, r, 0, code::BAD_TRANSACTION_ID);
             return Err(RxDrop::Stale);
         }
