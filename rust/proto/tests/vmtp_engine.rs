@@ -46,6 +46,9 @@ fn answer(req: &[u8], resp_len: usize, seed: u64) -> Vec<u8> {
     v
 }
 
+/// Packets a host sent: where to, the bytes, and what they were.
+type Packets = Vec<(Addr, Vec<u8>, TxKind)>;
+
 struct Host {
     eng: Eng,
     /// Outgoing messages by cookie.
@@ -83,7 +86,7 @@ impl Host {
     }
 
     /// Every packet the engine wants to send now: (destination, bytes, kind).
-    fn transmit(&mut self, now: u64) -> Vec<(Addr, Vec<u8>, TxKind)> {
+    fn transmit(&mut self, now: u64) -> Packets {
         let mut v = Vec::new();
         let mut hdr = [0u8; HEADER_LEN];
         let checksum = self.eng.config().checksum;
@@ -791,56 +794,10 @@ fn destination_names_the_entity_and_its_role() {
     );
 }
 
-#[test]
-fn a_closing_client_acknowledges_its_last_response() {
-    let (mut a, mut b, ch, sh, server) = two_hosts();
-    let client = EntityId::internet(1, A);
-    a.bufs.insert(9, vec![0; 4]);
-    a.eng
-        .request(0, ch, server, B, Code(1), [0; 12], 10, 1, 9, 4)
-        .unwrap();
-    for (_, p, _) in a.transmit(0) {
-        b.receive(0, A, &p).unwrap();
-    }
-    let Completion::Request { transaction, .. } = b.completions[0] else {
-        unreachable!()
-    };
-    b.out.insert(3, vec![1; 4]);
-    b.eng
-        .respond(0, sh, client, transaction, Code(0), [0; 20], 4, 3)
-        .unwrap();
-    for (_, p, _) in b.transmit(0) {
-        a.receive(0, B, &p).unwrap();
-    }
-    assert!(matches!(
-        a.completions[..],
-        [Completion::Transaction {
-            status: TxStatus::Response { .. },
-            ..
-        }]
-    ));
-    // Nothing acknowledged the Response yet; closing the client does.
-    a.eng.close(ch);
-    let sent = a.transmit(1);
-    assert_eq!(sent.len(), 1);
-    assert_eq!(sent[0].2, TxKind::Notify);
-    b.receive(1, A, &sent[0].1).unwrap();
-    assert!(b.completions.iter().any(|c| matches!(
-        c,
-        Completion::ResponseReleased {
-            cookie: 3,
-            acked: true,
-            ..
-        }
-    )));
-    // The server sends nothing more about it.
-    assert!(b.transmit(1).is_empty());
-    b.eng.handle_timeout(b.eng.config().ack_timeout + 1);
-    assert!(b.transmit(b.eng.config().ack_timeout + 1).is_empty());
-}
-
-#[test]
-fn a_late_copy_of_an_earlier_response_is_dropped_quietly() {
+/// [`two_hosts`] after one transaction: the client's Request reached the
+/// server, whose 4-byte Response (cookie 3) the client received whole.
+/// Returns the hosts, the client's handle and the Response's packets.
+fn answered_transaction() -> (Host, Host, Handle, Packets) {
     let (mut a, mut b, ch, sh, server) = two_hosts();
     let client = EntityId::internet(1, A);
     a.bufs.insert(9, vec![0; 4]);
@@ -868,6 +825,36 @@ fn a_late_copy_of_an_earlier_response_is_dropped_quietly() {
             ..
         }]
     ));
+    (a, b, ch, response)
+}
+
+/// Whether server host `b` released the Response of `cookie` acknowledged.
+fn response_acked(b: &Host, cookie: u64) -> bool {
+    b.completions.iter().any(|c| {
+        matches!(c, Completion::ResponseReleased { cookie: k, acked: true, .. } if *k == cookie)
+    })
+}
+
+#[test]
+fn a_closing_client_acknowledges_its_last_response() {
+    let (mut a, mut b, ch, _) = answered_transaction();
+    // Nothing acknowledged the Response yet; closing the client does.
+    a.eng.close(ch);
+    let sent = a.transmit(1);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].2, TxKind::Notify);
+    b.receive(1, A, &sent[0].1).unwrap();
+    assert!(response_acked(&b, 3));
+    // The server sends nothing more about it.
+    assert!(b.transmit(1).is_empty());
+    b.eng.handle_timeout(b.eng.config().ack_timeout + 1);
+    assert!(b.transmit(b.eng.config().ack_timeout + 1).is_empty());
+}
+
+#[test]
+fn a_late_copy_of_an_earlier_response_is_dropped_quietly() {
+    let (mut a, mut b, ch, response) = answered_transaction();
+    let server = EntityId::internet(100, B);
     // The client moves on; a copy of the first Response arrives late (the
     // server sent it again). The client has it: no NotifyVmtpServer goes
     // back, which would make the server discard it unacknowledged.
@@ -889,12 +876,5 @@ fn a_late_copy_of_an_earlier_response_is_dropped_quietly() {
     for (_, p, _) in sent {
         b.receive(1, A, &p).unwrap();
     }
-    assert!(b.completions.iter().any(|c| matches!(
-        c,
-        Completion::ResponseReleased {
-            cookie: 3,
-            acked: true,
-            ..
-        }
-    )));
+    assert!(response_acked(&b, 3));
 }
