@@ -30,10 +30,11 @@ sampled run are not comparable with an unsampled one's.
 import argparse
 import bisect
 import collections
+import importlib.util
+import pathlib
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import time
 
@@ -145,13 +146,13 @@ def sample(args):
             print("vm-sample: %d samples of %d vCPUs in %d windows" % (n, len(tids), win), file=sys.stderr)
 
 
-def demangle(names):
-    """The demangled form of each name (itself where no demangler is found)."""
-    tool = shutil.which("llvm-cxxfilt-19") or shutil.which("llvm-cxxfilt") or shutil.which("c++filt")
-    if not tool or not names:
-        return {n: n for n in names}
-    out = subprocess.run([tool], input="\n".join(names), capture_output=True, text=True, check=True)
-    return dict(zip(names, out.stdout.splitlines()))
+def load_demangle():
+    """bench-profile.py's demangle(): one way to demangle for both reports."""
+    path = pathlib.Path(__file__).with_name("bench-profile.py")
+    spec = importlib.util.spec_from_file_location("bench_profile", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.demangle
 
 
 def symbols(lines):
@@ -194,7 +195,7 @@ def report(raw_lines, sym_lines, title, top):
         for fn in {me} | {name(int(x, 16)) for x in f[3:]}:
             seen_n.setdefault(w, collections.Counter())[fn] += 1
     names = sorted({fn for c in list(self_n.values()) + list(seen_n.values()) for fn in c})
-    pretty = demangle(names)
+    pretty = load_demangle()(names)
     out = []
     for w in sorted(total, key=int):
         n = total[w]
