@@ -19,7 +19,7 @@ use crate::{
         shared::Vma,
         waitqueue::{PollMask, PollTable},
     },
-    verbs::{commands, context::Context},
+    verbs::{commands, context::Context, qp::RxMode},
 };
 use kernel::{
     prelude::*,
@@ -35,7 +35,8 @@ pub(crate) struct File {
 
 impl MiscFile for File {
     fn open() -> Result<Pin<KBox<Self>>> {
-        let ctx = Context::new()?;
+        // A process polls or waits for its completions: no hop before them.
+        let ctx = Context::new(RxMode::Callback)?;
         KBox::try_pin_init(try_pin_init!(Self { ctx <- ctx }), ACCOUNTED)
     }
 

@@ -27,7 +27,7 @@ use crate::{
         wq,
     },
     uapi::SrnicEvent,
-    verbs::{context::Context, events::EventSink},
+    verbs::{context::Context, events::EventSink, qp::RxMode},
 };
 use kernel::{
     alloc::KVec,
@@ -88,7 +88,8 @@ impl Client {
     /// caller) until [`Client::close_ptr`], or until its module goes away.
     pub(crate) fn open(owner: ModuleId, notify: Callbacks) -> Result<*const Self> {
         let reg = REGISTRY.get().ok_or(ENODEV)?;
-        let ctx = Context::new()?;
+        // Its callbacks run from a work item anyway: read there too.
+        let ctx = Context::new(RxMode::Work)?;
         let c = Arc::pin_init(
             try_pin_init!(Self {
                 ctx <- ctx,

@@ -181,7 +181,7 @@ pub(crate) fn create_qp(ctx: &Context, a: &mut SrnicCreateQp) -> Result {
     let scq = o.cqs.get(a.send_cq)?.clone();
     let rcq = o.cqs.get(a.recv_cq)?.clone();
     let handle = o.qps.next_handle()?;
-    let qp = Qp::new(handle, &pd, scq, rcq, ctx.mrs.clone(), ctx.events.clone(), caps, &ctx.budget)?;
+    let qp = Qp::new(handle, &pd, scq, rcq, ctx.mrs.clone(), ctx.events.clone(), caps, ctx.rx_mode, &ctx.budget)?;
     a.qp_handle = o.qps.insert(qp)?;
     a.max_send_wr = caps.max_send_wr;
     a.max_recv_wr = caps.max_recv_wr;

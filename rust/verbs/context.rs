@@ -16,6 +16,7 @@ use crate::{
     verbs::limits,
     verbs::mr::MrTable,
     verbs::objects::{ObjectTable, Objects},
+    verbs::qp::RxMode,
     verbs::registry::Registration,
     verbs::stats::{Live, Object},
     verbs::table::Table,
@@ -54,6 +55,9 @@ pub(crate) struct Context {
     pub(crate) objs: Arc<ObjectTable>,
     /// Who opened it: the process that made it and its effective uid.
     pub(crate) owner: Owner,
+    /// Where its QPs read their sockets: in the data-ready callback for a
+    /// file's, in the receive work for a kernel client's ([`RxMode`]).
+    pub(crate) rx_mode: RxMode,
     /// Its place in the registry of every context (the resource views).
     _reg: Registration,
     _base: Charge,
@@ -61,8 +65,8 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    /// A new context with no objects.
-    pub(crate) fn new() -> Result<impl PinInit<Self, Error>> {
+    /// A new context with no objects, whose QPs read as `rx_mode` says.
+    pub(crate) fn new(rx_mode: RxMode) -> Result<impl PinInit<Self, Error>> {
         let budget = Budget::new()?;
         let base = budget.charge(BASE)?;
         let conns = Arc::pin_init(new_mutex!(Table::new(limits::MAX_CONN_REQS), "srnic_conns"), ACCOUNTED)?;
@@ -88,6 +92,7 @@ impl Context {
             conns,
             objs,
             owner,
+            rx_mode,
             _reg: reg,
             _base: base,
             _live: Live::new(Object::Context),

@@ -52,7 +52,7 @@ mod queues;
 mod rx;
 mod tx;
 
-pub(crate) use self::conn::Established;
+pub(crate) use self::{conn::Established, rx::RxMode};
 use self::{
     conn::Conn,
     failure::Failure,
@@ -78,7 +78,7 @@ use crate::{
     uapi::*,
     verbs::{
         budget::{self, Budget, Charge},
-        cq::Cq,
+        cq::{Cq, Due},
         events::Events,
         limits,
         mr::MrTable,
@@ -130,6 +130,8 @@ pub(crate) struct Qp {
     mrs: Arc<MrTable>,
     pub(crate) events: Arc<Events>,
     pub(crate) caps: QpCaps,
+    /// Where it reads its socket.
+    rx_mode: RxMode,
     #[pin]
     conn: SpinLockBh<Conn>,
     /// `conn`'s lifecycle state as of its last release ([`Qp::state`]): the
@@ -198,7 +200,8 @@ impl Qp {
         ])
     }
 
-    /// Creates a QP in state INIT, charged to `budget`.
+    /// Creates a QP in state INIT, charged to `budget`, that reads its
+    /// socket as `rx_mode` says.
     #[expect(clippy::too_many_arguments)]
     pub(crate) fn new(
         handle: u32,
@@ -208,6 +211,7 @@ impl Qp {
         mrs: Arc<MrTable>,
         events: Arc<Events>,
         caps: QpCaps,
+        rx_mode: RxMode,
         budget: &Arc<Budget>,
     ) -> Result<Arc<Self>> {
         let charge = budget.charge(Self::footprint(&caps)?)?;
@@ -227,6 +231,7 @@ impl Qp {
                 mrs,
                 events,
                 caps,
+                rx_mode,
                 conn <- new_spinlock_bh!(conn, "srnic_qp_conn"),
                 state: AtomicU8::new(State::Idle.index()),
                 sq <- new_spinlock_bh!(sq, "srnic_qp_sq"),
@@ -239,6 +244,8 @@ impl Qp {
                     tagged: None,
                     fpdus: 0,
                     bytes: 0,
+                    send_due: Due::default(),
+                    recv_due: Due::default(),
                     active: false,
                     left: None,
                 }, "srnic_qp_rx"),

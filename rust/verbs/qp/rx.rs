@@ -2,10 +2,12 @@
 //! The QP's receive and placement path: `tcp_read_sock` hands the socket
 //! buffers to the MPA framer piece by piece, and payload is copied once, from
 //! the skb straight into the pinned pages of the target region or receive
-//! buffer. It runs in the socket's data-ready callback (softirq), under the
-//! QP's bottom-half-safe locks; the receive work reads what arrived before the
-//! callbacks were installed and handles what may sleep (errors, the end of
-//! the stream).
+//! buffer. Where it runs is the QP's [`RxMode`]: in the socket's data-ready
+//! callback (softirq), or in the receive work that callback queues; either
+//! way under the QP's bottom-half-safe locks. The receive work also reads
+//! what arrived before the callbacks were installed and handles what may
+//! sleep (errors, the end of the stream). The notifications the completions
+//! of one read make due are fired once, after it.
 
 use super::*;
 use crate::{
@@ -21,13 +23,32 @@ use crate::{
     },
     sys::{crc::KernelCrc32c, errno::eproto, socket::Locked},
     uapi::*,
-    verbs::{limits, mr::{Mr, Need}, stats},
+    verbs::{cq::Due, limits, mr::{Mr, Need}, stats},
 };
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
     sync::Arc,
 };
+
+/// Where a QP reads its socket, chosen by its context (`Context::rx_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RxMode {
+    /// In the data-ready callback, as siw does: no hop between a segment's
+    /// arrival and its data in place, for a process that polls or waits for
+    /// its completions (a file's QPs). Each read consumes what one callback
+    /// brought, often one GRO buffer, and TCP acknowledges at the end of
+    /// every read (`tcp_cleanup_rbuf`).
+    Callback,
+    /// In the receive work, as the kernel's NVMe/TCP host and target do: the
+    /// callback only queues the work, and one read takes everything that
+    /// arrived until the work ran, so TCP sends one ACK where the callback
+    /// would send several, and the completions' notifications are delivered
+    /// from the work itself. For kernel clients, whose callbacks run from a
+    /// work item anyway (Documentation/srnic/performance.rst, "Where a QP
+    /// reads").
+    Work,
+}
 
 /// Receive state: the framer, the RDMAP engine and the current placement.
 pub(super) struct RxState {
@@ -50,6 +71,10 @@ pub(super) struct RxState {
     /// to the counters once per read rather than per FPDU.
     pub(super) fpdus: u64,
     pub(super) bytes: u64,
+    /// The notifications the completions of this read made due, fired once
+    /// its locks are dropped.
+    pub(super) send_due: Due,
+    pub(super) recv_due: Due,
     pub(super) active: bool,
     /// What a read in the data-ready callback found that only the receive
     /// work can handle (it reports errors, flushes and closes, which may
@@ -104,11 +129,14 @@ impl Qp {
     }
 
     /// The socket's data-ready callback (softirq, or the process releasing the
-    /// socket's lock): places what arrived right here, as siw does, and leaves
-    /// a failure or the end of the stream to the receive work. Saves the hop
-    /// to a work item (a wake-up and a context switch) between a segment's
-    /// arrival and its data in place.
+    /// socket's lock). [`RxMode::Callback`]: places what arrived right here
+    /// and leaves a failure or the end of the stream to the receive work.
+    /// [`RxMode::Work`]: queues the receive work, which reads.
     pub(super) fn rx_ready(self: &Arc<Self>, sock: &Locked<'_>) {
+        if self.rx_mode == RxMode::Work {
+            self.kick_rx();
+            return;
+        }
         if let Some(end) = self.rx_read(sock) {
             self.rx.lock().left = Some(end);
             self.kick_rx();
@@ -121,7 +149,7 @@ impl Qp {
         let mut failure: Option<Failure> = None;
         let mut bad_crc = None;
         let mut read_failed = false;
-        {
+        let (send_due, recv_due) = {
             let mut rx = self.rx.lock();
             if !rx.active {
                 return None;
@@ -168,7 +196,12 @@ impl Qp {
                 rx.active = false;
                 read_failed = true;
             }
-        }
+            (core::mem::take(&mut rx.send_due), core::mem::take(&mut rx.recv_due))
+        };
+        // From the receive work these are delivered now; from the callback
+        // the CQs' work items deliver them.
+        self.send_cq.notify(send_due);
+        self.recv_cq.notify(recv_due);
         if let Some((received, computed)) = bad_crc {
             self.trace_site(|s| trace::crc_error(s, received, computed));
         }
@@ -320,7 +353,7 @@ impl Qp {
                         wc.status = SRNIC_WC_REM_INV_REQ_ERR;
                     }
                 }
-                self.recv_cq.push_notify(wc);
+                rx.recv_due = rx.recv_due.and(self.recv_cq.push(wc));
             }
             Completion::ReadDone { cookie, .. } => {
                 let due = {
@@ -330,7 +363,7 @@ impl Qp {
                     }
                     self.complete_sends_locked(&mut sq)
                 };
-                self.send_cq.notify(due);
+                rx.send_due = rx.send_due.and(due);
                 // An ORD slot is free again.
                 self.kick_tx();
             }
