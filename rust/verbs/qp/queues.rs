@@ -126,6 +126,10 @@ impl SgeSlots {
 pub(super) struct SendQueue {
     pub(super) wqes: Ring<KVVec<SendWqe>>,
     pub(super) sent: usize,
+    /// The next request to send waits for a Read to complete (the ORD is
+    /// full, or it is fenced): the Read's completion queues the transmit
+    /// work, which other Read completions need not do.
+    pub(super) awaits_read: bool,
     pub(super) sges: SgeSlots,
     /// `max_inline` bytes of inline data for each slot.
     pub(super) inline: KVVec<u8>,
@@ -137,6 +141,7 @@ impl SendQueue {
         Ok(Self {
             wqes: Ring::new(filled(n, SendWqe::EMPTY)?),
             sent: 0,
+            awaits_read: false,
             sges: SgeSlots::new(n, caps.max_send_sge as usize)?,
             inline: filled(n.checked_mul(caps.max_inline as usize).ok_or(EINVAL)?, 0u8)?,
         })

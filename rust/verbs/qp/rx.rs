@@ -356,16 +356,19 @@ impl Qp {
                 rx.recv_due = rx.recv_due.and(self.recv_cq.push(wc));
             }
             Completion::ReadDone { cookie, .. } => {
-                let due = {
+                let (due, waits) = {
                     let mut sq = self.sq.lock();
                     if let Some(w) = sq.wqes.at_mut(cookie as usize) {
                         w.state = WqeState::Done(SRNIC_WC_SUCCESS);
                     }
-                    self.complete_sends_locked(&mut sq)
+                    (self.complete_sends_locked(&mut sq), core::mem::take(&mut sq.awaits_read))
                 };
                 rx.send_due = rx.send_due.and(due);
-                // An ORD slot is free again.
-                self.kick_tx();
+                // An ORD slot is free again, and a fence may be lifted: the
+                // transmit work goes on if it waited for that.
+                if waits {
+                    self.kick_tx();
+                }
             }
             Completion::ReadRequest { msn, req } => {
                 if self.conn().irq.push(InboundRead { msn, req }).is_err() {

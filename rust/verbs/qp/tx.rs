@@ -261,8 +261,12 @@ impl Qp {
             };
             // A fence waits for every earlier Read to complete.
             if w.fence && (0..sq.sent).any(|k| sq.wqes.get(k).is_some_and(|e| e.state == WqeState::Reading)) {
+                sq.awaits_read = true;
                 return false;
             }
+            // A Read may find the ORD full: said before it looks (below), so
+            // that a Read completing meanwhile queues this work again.
+            sq.awaits_read = w.opcode as u32 == SRNIC_WR_RDMA_READ;
             let sges = sq.sges.of(slot).get(..w.nsge).unwrap_or(&[]);
             let sink = if w.opcode as u32 == SRNIC_WR_RDMA_READ {
                 // At most one sink SGE (post_send collapsed contiguous ones);
@@ -301,6 +305,7 @@ impl Qp {
                         w.state = WqeState::Reading;
                     }
                     sq.mark_sent(slot);
+                    sq.awaits_read = false;
                 }
                 (
                     WorkRequest::ReadRequest(ReadRequest {

@@ -8,6 +8,11 @@
 # can be before the responder's transmit work has gone on from sending it
 # (a regression test: srnic freed the slot only after the response was
 # sent, and ext4 on srnic_blk met "IRD exceeded" TERMINATEs).
+# Then srnic-vmtest fence (server on b): 16 READs of 16 KiB, twice the ORD
+# of 8, and a fenced WRITE of new data over the same 256 KiB behind them:
+# every READ completes with the old data, the WRITE completes (the transmit
+# work that waits for a READ's completion, for an ORD slot or for the fence,
+# is woken by it), and the server finds the new data.
 . /srnic/lib.sh
 ITERS=$(count 1000 20000)
 T=$(scaled 300)
@@ -19,5 +24,6 @@ for outs in 16 32; do
 	perftest_expect "ib_read_bw -o $outs" ib_read_bw show
 	port=$((port + 1))
 done
+vmtest fence
 expect_idle
 pass

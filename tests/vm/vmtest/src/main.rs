@@ -13,6 +13,7 @@ mod cq_ring;
 mod dereg_inflight;
 mod destroy_connecting;
 mod destroy_race;
+mod fence;
 mod flood;
 mod hostile;
 mod invalidate;
@@ -85,6 +86,9 @@ enum Cmd {
     /// error completion, QP_ERROR event and QP state on both sides, while a
     /// second QP keeps transferring verified data.
     RemoteAccess(Net),
+    /// RDMA READs beyond the ORD and a fenced RDMA WRITE behind them: the
+    /// READs see the old data, the WRITE completes, the server sees it.
+    Fence(Net),
     /// CQ arming: solicited-only ignores a plain Send and fires on a Send with
     /// Solicited Event or an error completion; one-shot; NEXT_COMP.
     Solicited(Net),
@@ -404,6 +408,7 @@ impl Env {
 fn run(cmd: &Cmd, c: &mut Checks) -> Res {
     match cmd {
         Cmd::RemoteAccess(n) => remote_access::run(&Env::new(n)?, c),
+        Cmd::Fence(n) => fence::run(&Env::new(n)?, c),
         Cmd::Solicited(n) => solicited::run(&Env::new(n)?, c),
         Cmd::Hostile { net, runs } => hostile::run(&Env::new(net)?, c, runs.as_deref()),
         Cmd::Invalidate(n) => invalidate::run(&Env::new(n)?, c),
@@ -562,6 +567,7 @@ mod tests {
     #[test]
     fn command_lines() {
         assert!(Cli::try_parse_from(["t", "remote-access", "-s"]).is_ok());
+        assert!(Cli::try_parse_from(["t", "fence", "-c", "192.0.2.2"]).is_ok());
         assert!(Cli::try_parse_from(["t", "solicited", "-c", "192.0.2.2", "-p", "5"]).is_ok());
         assert!(Cli::try_parse_from(["t", "invalidate"]).is_err());
         assert!(Cli::try_parse_from(["t", "invalidate", "-s", "-c", "x"]).is_err());
