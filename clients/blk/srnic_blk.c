@@ -903,7 +903,8 @@ static int srnicb_map(const char *buf)
 	r = srnic_kv_query_device(dev->ctx, &qd);
 	if (r)
 		goto out;
-	dev->ord = clamp_t(u32, min(qd.max_ord, qd.max_ird), 1, 16);
+	/* As many READs in flight as requests: none waits for an ORD slot. */
+	dev->ord = clamp_t(u32, min(qd.max_ord, qd.max_ird), 1, queue_depth);
 	r = srnic_kv_alloc_pd(dev->ctx, &dev->pd);
 	if (r)
 		goto out;
