@@ -262,6 +262,43 @@ def cpu_measures(rows):
     return m
 
 
+def blk_cpu_table(rows, keys):
+    """Microseconds of each VM's CPU per request of the block rows (VM a
+    runs fio and the client, VM b the server): one request is one block."""
+    per = defaultdict(lambda: defaultdict(lambda: defaultdict(dict)))
+    for r in rows:
+        if r["test"] not in BLK_ROW_ORDER or not r["bytes"] or None in (r["cpu_a"], r["cpu_b"]):
+            continue
+        reqs = r["bytes"] / r["size"]
+        for side, v in (("client", r["cpu_a"]), ("server", r["cpu_b"]), ("both", r["cpu_a"] + r["cpu_b"])):
+            per[(r["test"], r["size"])][side][r["system"]][r["rep"]] = v * 1e6 / reqs
+    keys = [k for k in keys if per.get(k)]
+    if not keys:
+        return []
+    out = [
+        "Guest CPU per request of the block rows, in microseconds (one request is "
+        "one block): VM a's (fio and the client) and VM b's (the server), from "
+        "/proc/stat just before and after fio (user, nice, system, irq and softirq "
+        "time of all CPUs). Medians (lower is better); both srnic_blk/nvme-tcp is "
+        "the median of the paired ratios of the two VMs' time added up. Under "
+        "TCG the IOPS rows go as its inverse (Documentation/srnic/performance.rst, "
+        "\"Guest CPU per request\").",
+        "",
+    ]
+    head = ["row", "block"] + [f"{s} {side}" for side in ("client", "server") for s in BLK_SYSTEMS]
+    head.append("both srnic_blk/nvme-tcp")
+    out += md_head(head)
+    for test, size in keys:
+        cells = [test, size_name(size)]
+        for side in ("client", "server"):
+            d = per[(test, size)][side]
+            cells += [fmt(statistics.median(d[s].values())) if d.get(s) else "-" for s in BLK_SYSTEMS]
+        cells.append(fmt(paired_ratio(per[(test, size)]["both"], "srnic_blk", "nvme-tcp")))
+        out.append(md_row(cells))
+    out.append("")
+    return out
+
+
 def cpu_tables(rows, keys):
     """The CPU tables of the bandwidth and message-rate rows among keys (none
     when the samples have no CPU columns)."""
@@ -570,6 +607,7 @@ def report(rows, clock):
             cells.append(goal_text(ratios, BLK_GOALS))
             out.append(md_row(cells))
         out.append("")
+        out += blk_cpu_table(rows, blk_keys)
     # The virtual link: frames sent by both VMs during each system's runs,
     # and those the other VM did not receive.
     sent = defaultdict(int)

@@ -675,20 +675,25 @@ blk_devices_down() {
 }
 
 # blk_run REP TEST BS QD SYSTEM: one fio run on SYSTEM's device; records IOPS
-# for 4 KiB blocks, MiB/s for larger ones.
+# for 4 KiB blocks, MiB/s for larger ones, and both VMs' CPU time and the
+# bytes fio moved (the report's CPU per request).
 blk_run() {
-	local rep=$1 test=$2 bs=$3 qd=$4 sys=$5 dev before out fig unit f
+	local rep=$1 test=$2 bs=$3 qd=$4 sys=$5 dev before out fig unit f bytes
 	eval "dev=\$BLK_DEV_$(echo "$sys" | tr - _)"
 	before=$(frames_now)
+	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
+	bench_cpu_mark before
 	out=$(timeout "$T" fio --name=bench --filename="$dev" --thread --ioengine=io_uring --direct=1 \
 		--rw="$test" --bs="$bs" --iodepth="$qd" --size=64M --runtime="$BLK_RUNTIME" \
 		--time_based --output-format=terse 2>&1) || { echo "$out"; fail "bench: fio $test on $sys"; }
-	# fio's terse format (version 3): field 7/8 are the read bandwidth (KiB/s)
-	# and IOPS, 48/49 the write ones.
+	bench_cpu_mark after
+	# fio's terse format (version 3): field 6/7/8 are the KiB read, the read
+	# bandwidth (KiB/s) and IOPS, 47/48/49 the write ones.
+	bytes=$(echo "$out" | awk -F';' '$1 == 3 { printf "%d", ($6 + $47) * 1024; exit }')
 	case $test in *read) f=7 ;; *) f=48 ;; esac
 	if [ "$bs" = 4096 ]; then f=$((f + 1)); unit=IOPS; else unit=MiB/s; fi
 	fig=$(echo "$out" | awk -F';' -v f="$f" -v u="$unit" '$1 == 3 { v = $f; if (u == "MiB/s") v = v / 1024; printf "%.1f", v; exit }')
-	record "$rep" "blk_$test" "$bs" "$sys" "$fig" "$unit" "$before"
+	record "$rep" "blk_$test" "$bs" "$sys" "$fig" "$unit" "$before" "$(cpu_fields "${bytes:-0}")"
 }
 
 # bench_clock: the guest's clock against the host's. The host stamps the two
