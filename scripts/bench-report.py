@@ -280,9 +280,8 @@ def blk_cpu_table(rows, keys):
         "one block): VM a's (fio and the client) and VM b's (the server), from "
         "/proc/stat just before and after fio (user, nice, system, irq and softirq "
         "time of all CPUs). Medians (lower is better); both srnic_blk/nvme-tcp is "
-        "the median of the paired ratios of the two VMs' time added up. Under "
-        "TCG the IOPS rows go as its inverse (Documentation/srnic/performance.rst, "
-        "\"Guest CPU per request\").",
+        "the median of the paired ratios of the two VMs' time added up "
+        "(Documentation/srnic/performance.rst, \"Guest CPU per request\").",
         "",
     ]
     head = ["row", "block"] + [f"{s} {side}" for side in ("client", "server") for s in BLK_SYSTEMS]

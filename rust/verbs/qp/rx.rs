@@ -92,8 +92,9 @@ pub(super) enum RxEnd {
 
 impl Qp {
     /// The receive work: reads what the socket holds that no data-ready
-    /// callback read (data that arrived before the callbacks were installed),
-    /// and handles what such a callback left: a failure, the end of the stream.
+    /// callback read (for [`RxMode::Callback`], data that arrived before the
+    /// callbacks were installed; for [`RxMode::Work`], everything), and
+    /// handles what such a callback left: a failure, the end of the stream.
     /// Process context.
     pub(super) fn rx_run(self: Arc<Self>) {
         let left = self.rx.lock().left.take();

@@ -9,10 +9,10 @@
 # (a regression test: srnic freed the slot only after the response was
 # sent, and ext4 on srnic_blk met "IRD exceeded" TERMINATEs).
 # Then srnic-vmtest fence (server on b): 16 READs of 16 KiB, twice the ORD
-# of 8, and a fenced WRITE of new data over the same 256 KiB behind them:
+# of 8, and behind them a fenced WRITE of new data over the last 16 KiB:
 # every READ completes with the old data, the WRITE completes (the transmit
 # work that waits for a READ's completion, for an ORD slot or for the fence,
-# is woken by it), and the server finds the new data.
+# is woken by it), and a READ behind it and the server find the new data.
 . /srnic/lib.sh
 ITERS=$(count 1000 20000)
 T=$(scaled 300)

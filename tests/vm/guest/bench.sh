@@ -681,7 +681,6 @@ blk_run() {
 	local rep=$1 test=$2 bs=$3 qd=$4 sys=$5 dev before out fig unit f bytes
 	eval "dev=\$BLK_DEV_$(echo "$sys" | tr - _)"
 	before=$(frames_now)
-	CPU_A0= CPU_B0= CPU_A1= CPU_B1=
 	bench_cpu_mark before
 	out=$(timeout "$T" fio --name=bench --filename="$dev" --thread --ioengine=io_uring --direct=1 \
 		--rw="$test" --bs="$bs" --iodepth="$qd" --size=64M --runtime="$BLK_RUNTIME" \
