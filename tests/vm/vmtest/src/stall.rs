@@ -29,12 +29,13 @@ use srnic_proto::{
     ddp::TxQueues,
     mpa::{
         negotiate::{Initiator, InitiatorOutcome, MpaConfig},
+        rx::{RxEvent, RxFramer},
         tx::TxFramer,
         Negotiated,
     },
     rdmap::{
         tx::{OutboundMessage, WorkRequest},
-        ReadRequest, MAX_HDR_LEN,
+        Body, ReadRequest, MAX_HDR_LEN,
     },
 };
 use std::io::{Read, Write};
@@ -228,24 +229,79 @@ pub(crate) fn read_request(
     Ok(out)
 }
 
+/// Reads one tagged message (RDMA WRITE or Read Response) of `len` bytes
+/// from srnic with `rx`, placing its payload at each FPDU's tagged offset;
+/// returns the bytes and its FPDU count. Fails on a malformed FPDU or a bad
+/// CRC, another message, a close, or at `deadline`.
+pub(crate) fn read_tagged(
+    s: &mut TcpStream,
+    rx: &mut RxFramer,
+    len: usize,
+    deadline: Instant,
+) -> Res<(Vec<u8>, usize)> {
+    let mut data = vec![0u8; len];
+    let (mut fpdus, mut placed, mut last) = (0usize, 0usize, false);
+    // The current FPDU's tagged offset (its payload may span reads).
+    let mut to = 0u64;
+    let mut buf = vec![0u8; 8192];
+    while !last || !rx.at_boundary() {
+        if Instant::now() >= deadline {
+            return err(format!("the message did not complete ({placed} bytes)"));
+        }
+        let n = s.read(&mut buf)?;
+        if n == 0 {
+            return err(format!("srnic closed after {placed} bytes of the message"));
+        }
+        let mut off = 0;
+        while off < n {
+            let (used, ev) = rx
+                .feed(&SoftCrc32c, &buf[off..n])
+                .map_err(|e| format!("FPDU: {e:?}"))?;
+            match ev {
+                Some(RxEvent::Header { header, .. }) => {
+                    let (Body::ReadResponse { to: at, .. } | Body::Write { to: at, .. }) =
+                        header.body
+                    else {
+                        return err(format!("unexpected {:?}", header.opcode()));
+                    };
+                    to = at;
+                    last = header.last;
+                    fpdus += 1;
+                }
+                Some(RxEvent::Payload {
+                    data: d,
+                    seg_offset,
+                    ..
+                }) => {
+                    let at = usize::try_from(to)? + usize::from(seg_offset);
+                    data.get_mut(at..at + d.len())
+                        .ok_or("payload outside the sink")?
+                        .copy_from_slice(d);
+                    placed += d.len();
+                }
+                Some(RxEvent::End) | None => {}
+            }
+            off += used;
+        }
+    }
+    if placed != len {
+        return err(format!("the message placed {placed} bytes, not {len}"));
+    }
+    Ok((data, fpdus))
+}
+
 fn client(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     let t = env.timeout;
     let mut ctl = env.ctl()?;
     let mut s = TcpStream::connect_timeout(&env.rdma, t)?;
     s.set_nodelay(true)?;
-    // SAFETY: a valid option value for this socket.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVBUF,
-            std::ptr::from_ref(&PEER_RCVBUF).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return err(format!("SO_RCVBUF: {}", std::io::Error::last_os_error()));
-    }
+    crate::util::set_int_opt(
+        s.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUF,
+        PEER_RCVBUF,
+        "SO_RCVBUF",
+    )?;
     let mut framer = mpa_start(&mut s)?;
     // The server names its region once the connection is established.
     let src = mr_from_str(ctl.expect("mr")?.first().ok_or("no region")?)?;

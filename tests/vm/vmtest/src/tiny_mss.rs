@@ -13,14 +13,10 @@
 //!    CONNECT_ERROR with `-EMSGSIZE`, and the listener's connection ends
 //!    without a byte of MPA.
 
-use crate::stall::{mpa_start, read_request};
+use crate::stall::{mpa_start, read_request, read_tagged};
 use crate::util::{err, fill, mismatch, params, qp_attr, reg_remote, Checks, Res};
 use srnic::{AccessFlags, Context, EventKind, Listener};
-use srnic_proto::{
-    crc::SoftCrc32c,
-    mpa::rx::{RxEvent, RxFramer},
-    rdmap::Body,
-};
+use srnic_proto::mpa::rx::RxFramer;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -38,20 +34,7 @@ const SEED: u64 = 0x33;
 const MAX_OVERHEAD: usize = 12 + 2 + 14 + 3 + 4;
 
 fn set_maxseg(fd: libc::c_int, mss: libc::c_int) -> Res {
-    // SAFETY: a valid option value for a TCP socket.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_MAXSEG,
-            std::ptr::from_ref(&mss).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return err(format!("TCP_MAXSEG: {}", std::io::Error::last_os_error()));
-    }
-    Ok(())
+    crate::util::set_int_opt(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss, "TCP_MAXSEG")
 }
 
 /// A TCP connection to `to` that announces `mss`.
@@ -152,58 +135,13 @@ pub fn run(c: &mut Checks, base: u16, min_mss: usize, t: Duration) -> Res {
     let mut txf = srnic_proto::mpa::tx::TxFramer::new(crc, false);
     s.write_all(&read_request(&mut txf, &region.remote(), READ_LEN)?)?;
     // The response: count its FPDUs and check its bytes.
-    let mut data = vec![0u8; READ_LEN];
-    let (mut fpdus, mut placed, mut last) = (0usize, 0usize, false);
-    // The current FPDU's tagged offset (its payload may span reads).
-    let mut to = 0u64;
-    let mut buf = vec![0u8; 8192];
-    let deadline = Instant::now() + t;
-    while !last {
-        if Instant::now() >= deadline {
-            return err(format!(
-                "the READ response did not complete ({placed} bytes)"
-            ));
-        }
-        let n = s.read(&mut buf)?;
-        if n == 0 {
-            return err("srnic closed during the READ response");
-        }
-        let mut off = 0;
-        while off < n {
-            let (used, ev) = rx
-                .feed(&SoftCrc32c, &buf[off..n])
-                .map_err(|e| format!("response FPDU: {e:?}"))?;
-            match ev {
-                Some(RxEvent::Header { header, .. }) => {
-                    let Body::ReadResponse { to: at, .. } = header.body else {
-                        return err(format!("unexpected {:?} in the response", header.opcode()));
-                    };
-                    to = at;
-                    last = header.last;
-                    fpdus += 1;
-                }
-                Some(RxEvent::Payload {
-                    data: d,
-                    seg_offset,
-                    ..
-                }) => {
-                    let at = usize::try_from(to)? + usize::from(seg_offset);
-                    data.get_mut(at..at + d.len())
-                        .ok_or("payload outside the sink")?
-                        .copy_from_slice(d);
-                    placed += d.len();
-                }
-                Some(RxEvent::End) | None => {}
-            }
-            off += used;
-        }
-    }
+    let (data, fpdus) = read_tagged(&mut s, &mut rx, READ_LEN, Instant::now() + t)?;
     let bound = READ_LEN.div_ceil(min_mss - MAX_OVERHEAD);
     c.ok(
         format!(
             "the {READ_LEN}-byte response came in {fpdus} FPDUs, sized for MSS {mss} (at most {bound}), verified"
         ),
-        fpdus <= bound && placed == READ_LEN && mismatch(&data, SEED, 0).is_none(),
+        fpdus <= bound && mismatch(&data, SEED, 0).is_none(),
     );
     drop(s);
 

@@ -354,3 +354,28 @@ pub fn reg_remote(
     // may write them.
     Ok(unsafe { pd.reg_buffer_unchecked(buf, access) }?)
 }
+
+/// Sets the integer socket option `opt` of `level` on `fd` to `val`
+/// (`name` says which, in the error).
+pub fn set_int_opt(
+    fd: libc::c_int,
+    level: libc::c_int,
+    opt: libc::c_int,
+    val: libc::c_int,
+    name: &str,
+) -> Res {
+    // SAFETY: an int option value of the right size, for an open socket.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            std::ptr::from_ref(&val).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return err(format!("{name}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
