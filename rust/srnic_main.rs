@@ -63,6 +63,8 @@ struct SrnicModule {
     _misc: sys::miscdev::Registration<chardev::File>,
     _kapi: kapi::client::Registration,
     _netdevs: sys::netdev::NetdevWatch,
+    // Before the workqueue: waits for every zero-copy send TCP still holds.
+    _zcopy: sys::zcopy::Registration,
     _wq: sys::wq::WorkQueue,
     _nodes: rmpp::node::Registration,
     _vmtp: vmtp::stack::Registration,
@@ -80,6 +82,7 @@ impl kernel::Module for SrnicModule {
         let nodes = rmpp::node::Registration::new()?;
         let vmtp = vmtp::stack::Registration::new()?;
         let wq = sys::wq::WorkQueue::create()?;
+        let zcopy = sys::zcopy::Registration::new();
         let netdevs = sys::netdev::NetdevWatch::register()?;
         let kapi = kapi::client::Registration::new()?;
         let misc = sys::miscdev::Registration::<chardev::File>::register(c_str!("srnic"), 0o666)?;
@@ -88,6 +91,7 @@ impl kernel::Module for SrnicModule {
             _misc: misc,
             _kapi: kapi,
             _netdevs: netdevs,
+            _zcopy: zcopy,
             _wq: wq,
             _nodes: nodes,
             _vmtp: vmtp,

@@ -29,3 +29,4 @@ pub mod timer;
 pub mod trace;
 pub mod waitqueue;
 pub mod wq;
+pub mod zcopy;

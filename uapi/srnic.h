@@ -483,6 +483,10 @@ struct srnic_stats {
 	__u64 terminates_received_ddp;
 	__u64 terminates_received_llp;
 	__u64 flushed_wrs;
+	/* Since 224 bytes (a caller passing 216 does not get it): payload bytes sent zero-copy
+	 * (TCP took references to the pages instead of a copy; see the module
+	 * parameter zcopy_min). */
+	__u64 tx_zcopy_bytes;
 };
 /* The first version's size: the smallest srnic_stats a caller may pass. */
 #define SRNIC_STATS_SIZE_V1	160

@@ -55,8 +55,9 @@ void srnic_sock_shutdown(struct socket *sock, bool abort);
 void srnic_sock_nodelay(struct socket *sock);
 int srnic_sock_addrs(struct socket *sock, struct srnic_sockaddr *local, struct srnic_sockaddr *remote);
 struct bio_vec;
+struct srnic_zc;
 int srnic_sock_send_bvec(struct socket *sock, const struct bio_vec *bv, size_t nr, size_t len,
-			 bool more, bool eor);
+			 bool more, bool eor, struct srnic_zc *zc);
 int srnic_bvec_virt(const void *addr, size_t len, struct bio_vec *bv);
 void srnic_sock_set_user_timeout(struct socket *sock, unsigned int ms);
 int srnic_sock_error(struct socket *sock);
@@ -102,6 +103,7 @@ unsigned int srnic_param_file_mem_mib(void);
 unsigned int srnic_param_mpa_request_timeout_ms(void);
 unsigned int srnic_param_tx_stall_timeout_ms(void);
 unsigned int srnic_param_min_mss(void);
+unsigned int srnic_param_zcopy_min(void);
 
 /* rust/sys/crc.rs */
 u32 srnic_crc32c(u32 crc, const void *data, unsigned int len);
@@ -164,6 +166,17 @@ void srnic_skb_src_mac(struct sk_buff *skb, u8 *mac);
 bool srnic_net_admin(void);
 int srnic_netdev_net_raw(const char *ifname);
 int srnic_netdev_info(const char *ifname, unsigned int *mtu);
+
+/* Zero-copy transmit notices (zcopy.c, wrapped by rust/sys/zcopy.rs). */
+struct ubuf_info;
+typedef void (*srnic_zc_fn)(void *owner, u64 cookie);
+void srnic_zc_setup(struct workqueue_struct *wq);
+struct srnic_zc *srnic_zc_new(srnic_zc_fn done, void *owner, u64 cookie);
+void srnic_zc_put(struct srnic_zc *zc);
+struct ubuf_info *srnic_zc_ubuf(struct srnic_zc *zc);
+void srnic_zc_drain(void);
+void *srnic_frag_alloc(unsigned int len);
+void srnic_frag_free(void *addr);
 
 /* Timers in process context (timer.c, wrapped by rust/sys/timer.rs). */
 struct srnic_timer;

@@ -38,3 +38,7 @@ SRNIC_UINT_PARAM(tx_stall_timeout_ms, 30000,
 /* Read when a TCP connection is made (accepted, or connected). */
 SRNIC_UINT_PARAM(min_mss, 536,
 		 "Smallest TCP MSS a connection may have; one with less is refused (bytes, default 536)")
+
+/* Read when a message starts. */
+SRNIC_UINT_PARAM(zcopy_min, 0,
+		 "Smallest SEND or WRITE sent zero-copy from its pages, completing once TCP is done with them (bytes; default 0: every message is copied)")

@@ -7,6 +7,7 @@ extern "C" {
     fn srnic_param_mpa_request_timeout_ms() -> core::ffi::c_uint;
     fn srnic_param_tx_stall_timeout_ms() -> core::ffi::c_uint;
     fn srnic_param_min_mss() -> core::ffi::c_uint;
+    fn srnic_param_zcopy_min() -> core::ffi::c_uint;
 }
 
 /// Least request timeout used, whatever the parameter says (0 would close
@@ -49,4 +50,17 @@ pub(crate) fn tx_stall_timeout_ms() -> u32 {
 pub(crate) fn min_mss() -> usize {
     // SAFETY: reads an integer; no preconditions.
     unsafe { srnic_param_min_mss() as usize }
+}
+
+/// `zcopy_min`: the smallest SEND or WRITE sent zero-copy (default 0: none).
+/// Its work request completes once TCP is done with its pages (the peer
+/// acknowledged the bytes) instead of once TCP took them. Off by default:
+/// with one FPDU per TCP segment a zero-copy buffer holds two fragments per
+/// segment, so TCP builds buffers of about 8 segments instead of 45, and in
+/// the benchmark's VMs that cost more than the copy saved (see
+/// Documentation/srnic/performance.rst, "Zero-copy transmit"). Read when a
+/// message starts.
+pub(crate) fn zcopy_min() -> u32 {
+    // SAFETY: reads an integer; no preconditions.
+    unsafe { srnic_param_zcopy_min() }
 }

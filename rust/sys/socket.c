@@ -247,13 +247,27 @@ int srnic_sock_path_mss(struct socket *sock)
  * none: the write-space callback tells when to go on) or the error. MSG_EOR
  * applies only when all of len goes out: TCP appends nothing more to the
  * buffer holding the last byte, so what follows starts a new segment.
+ *
+ * With a zero-copy notice (zc, see zcopy.c) TCP takes references to the pages
+ * instead of copying them and links its buffers to the notice, unless a page
+ * cannot be referenced (slab memory: sendpage_ok(), as NVMe/TCP checks; or
+ * the device cannot gather): then this call copies, and the notice is not
+ * linked to what it sent.
  */
 int srnic_sock_send_bvec(struct socket *sock, const struct bio_vec *bv, size_t nr, size_t len,
-			 bool more, bool eor)
+			 bool more, bool eor, struct srnic_zc *zc)
 {
 	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL | MSG_DONTWAIT | (more ? MSG_MORE : 0) |
 					   (eor ? MSG_EOR : 0) };
+	size_t i;
 
+	for (i = 0; zc && i < nr; i++)
+		if (!sendpage_ok(bv[i].bv_page))
+			zc = NULL;
+	if (zc) {
+		msg.msg_flags |= MSG_ZEROCOPY;
+		msg.msg_ubuf = srnic_zc_ubuf(zc);
+	}
 	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, bv, nr, len);
 	return sock_sendmsg(sock, &msg);
 }

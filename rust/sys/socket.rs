@@ -18,6 +18,7 @@ use core::{marker::PhantomData, mem::MaybeUninit, ptr::NonNull};
 use super::{errno::eafnosupport, pages::PageSlice};
 use crate::uapi::SrnicSockaddr;
 use core::sync::atomic::{AtomicU64, Ordering};
+use super::zcopy::{RawZc, ZcRef};
 use kernel::{
     bindings,
     error::to_result,
@@ -59,6 +60,7 @@ extern "C" {
         len: usize,
         more: bool,
         eor: bool,
+        zc: *mut RawZc,
     ) -> c_int;
     fn srnic_bvec_virt(addr: *const c_void, len: usize, bv: *mut c_void) -> c_int;
     fn srnic_sock_set_user_timeout(sock: *mut RawSocket, ms: core::ffi::c_uint);
@@ -388,15 +390,22 @@ impl TcpSocket {
     /// socket's [`SocketEvent::Writable`] tells when to go on). `more`: more
     /// data follows at once; `eor`: when all of `list` goes out, its last byte
     /// ends a record (`MSG_EOR`: TCP puts nothing sent later into the same
-    /// segment).
-    pub(crate) fn send_list(&self, list: &SendList<'_>, more: bool, eor: bool) -> Result<usize> {
+    /// segment). With `zc`, TCP references the pages instead of copying
+    /// them and tells the notice when it is done with them (see
+    /// [`super::zcopy`]); every piece must then be memory nothing changes
+    /// until then: pinned pages of a message whose work request waits for the
+    /// notice, and [`super::zcopy::Frag`]s. A piece TCP cannot reference
+    /// (slab memory) makes the call copy instead.
+    pub(crate) fn send_list(&self, list: &SendList<'_>, more: bool, eor: bool, zc: Option<ZcRef<'_>>) -> Result<usize> {
         if list.len == 0 {
             return Ok(0);
         }
         // SAFETY: `self` is live; the first `list.n` bio_vecs are initialised
         // and describe memory that `list` borrows for the call (direct-map
-        // kernel memory or pinned pages, see `SendList`); TCP only reads it.
-        let r = unsafe { srnic_sock_send_bvec(self.raw(), list.vecs.as_ptr().cast(), list.n, list.len, more, eor) };
+        // kernel memory or pinned pages, see `SendList`); TCP only reads it,
+        // and takes page references for what it keeps. `zc` is a live notice.
+        let zc = zc.map_or(core::ptr::null_mut(), |z| z.as_ptr());
+        let r = unsafe { srnic_sock_send_bvec(self.raw(), list.vecs.as_ptr().cast(), list.n, list.len, more, eor, zc) };
         match r {
             r if r >= 0 => usize::try_from(r).map_err(|_| EIO),
             r if r == -(bindings::EAGAIN as c_int) => Ok(0),

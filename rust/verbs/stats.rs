@@ -16,6 +16,8 @@ pub(crate) static TX_FPDUS: AtomicU64 = AtomicU64::new(0);
 pub(crate) static RX_FPDUS: AtomicU64 = AtomicU64::new(0);
 /// Payload bytes sent.
 pub(crate) static TX_BYTES: AtomicU64 = AtomicU64::new(0);
+/// Payload bytes sent zero-copy (handed to TCP by page reference).
+pub(crate) static TX_ZCOPY_BYTES: AtomicU64 = AtomicU64::new(0);
 /// Payload bytes received.
 pub(crate) static RX_BYTES: AtomicU64 = AtomicU64::new(0);
 /// TERMINATE messages sent.
@@ -117,6 +119,7 @@ pub(crate) fn fill(s: &mut SrnicStats) {
     (s.terminates_received_rdmap, s.terminates_received_ddp, s.terminates_received_llp) =
         (r(rdmap), r(ddp), r(llp));
     s.flushed_wrs = r(&FLUSHED_WRS);
+    s.tx_zcopy_bytes = r(&TX_ZCOPY_BYTES);
 }
 
 /// Declares a protocol's counters once, in the order of its `struct

@@ -480,6 +480,8 @@ pub struct srnic_stats {
     pub terminates_received_ddp: u64,
     pub terminates_received_llp: u64,
     pub flushed_wrs: u64,
+    #[doc = " Since 224 bytes (a caller passing 216 does not get it): payload bytes sent zero-copy\n (TCP took references to the pages instead of a copy; see the module\n parameter zcopy_min)."]
+    pub tx_zcopy_bytes: u64,
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -1357,7 +1359,8 @@ macro_rules! srnic_abi_structs {
                 terminates_received_rdmap,
                 terminates_received_ddp,
                 terminates_received_llp,
-                flushed_wrs
+                flushed_wrs,
+                tx_zcopy_bytes
             ]
         );
         $m!(

@@ -175,11 +175,12 @@ fn names_come_from_the_header() {
         Some("REJECT")
     );
     // The fields after `reserved` (the structure grew) count too.
-    assert_eq!(SrnicStats::COUNTER_NAMES.len(), 24);
+    assert_eq!(SrnicStats::COUNTER_NAMES.len(), 25);
     assert_eq!(SrnicStats::COUNTER_NAMES[0], "contexts");
     assert_eq!(SrnicStats::COUNTER_NAMES[16], "sockets");
     assert_eq!(SrnicStats::COUNTER_NAMES[17], "terminates_sent_rdmap");
     assert_eq!(SrnicStats::COUNTER_NAMES[23], "flushed_wrs");
+    assert_eq!(SrnicStats::COUNTER_NAMES[24], "tx_zcopy_bytes");
     assert_eq!(SrnicRmppStats::COUNTER_NAMES[0], "rmpp_endpoints");
     assert_eq!(SrnicRmppStats::COUNTER_NAMES[32], "rmpp_tx_errors");
     assert_eq!(SrnicQueryDevice::LIMIT_NAMES[0], "max_pd");

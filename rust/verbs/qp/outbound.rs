@@ -30,6 +30,7 @@ use crate::{
     sys::{
         crc::KernelCrc32c,
         socket::{SendList, TcpSocket},
+        zcopy::{Frag, ZcRef},
     },
     verbs::limits,
 };
@@ -206,6 +207,9 @@ pub(super) struct Staged {
     payload: usize,
     /// More FPDUs of the same message follow the batch (`MSG_MORE`).
     more: bool,
+    /// A zero-copy batch's framing bytes, copied from `bytes` into memory
+    /// that TCP may keep referencing (`bytes` is reused by the next batch).
+    frag: Option<Frag>,
 }
 
 impl Staged {
@@ -221,6 +225,7 @@ impl Staged {
             last_len: 0,
             payload: 0,
             more: false,
+            frag: None,
         }
     }
 
@@ -233,6 +238,7 @@ impl Staged {
         self.last_len = 0;
         self.payload = 0;
         self.more = false;
+        self.frag = None;
     }
 
     /// Whether another FPDU fits into the batch: any FPDU into an empty one,
@@ -281,8 +287,17 @@ impl Staged {
     }
 
     /// Hands what is left of the batch to TCP; returns whether all of it went
-    /// (otherwise TCP's send buffer is full: wait for write space).
-    fn push(&mut self, sock: &TcpSocket, payload: &Payload, source: Source) -> Result<bool> {
+    /// (otherwise TCP's send buffer is full: wait for write space). With
+    /// `zc` the batch goes zero-copy: its framing from a [`Frag`], its payload
+    /// straight from the pages. Without memory for the fragment it is copied.
+    fn push(&mut self, sock: &TcpSocket, payload: &Payload, source: Source, zc: Option<ZcRef<'_>>) -> Result<bool> {
+        if zc.is_some() && self.sent == 0 && self.frag.is_none() {
+            self.frag = self.bytes.get(..self.nbytes).and_then(Frag::copy_of);
+        }
+        let (bytes, zc) = match &self.frag {
+            Some(f) => (f.as_slice(), zc),
+            None => (&self.bytes[..], None),
+        };
         while self.sent < self.total {
             let mut list = SendList::new();
             let mut skip = self.sent;
@@ -294,7 +309,7 @@ impl Staged {
                 }
                 let r = match *p {
                     Part::Bytes { start, len } => {
-                        let b = self.bytes.get(usize::from(start)..usize::from(start) + usize::from(len));
+                        let b = bytes.get(usize::from(start)..usize::from(start) + usize::from(len));
                         list.push_bytes(b.ok_or(EINVAL)?.get(skip..).unwrap_or(&[]))
                     }
                     Part::Payload { at, len } => {
@@ -324,7 +339,7 @@ impl Staged {
             // the MSS changed) ends a record: the next starts a new segment.
             // Only a batch's last FPDU can be shorter (`Outbound::stage_batch`).
             let eor = last && self.last_len != sock.mss();
-            let n = sock.send_list(&list, !last || self.more, eor)?;
+            let n = sock.send_list(&list, !last || self.more, eor, zc)?;
             self.sent += n;
             if n < want {
                 return Ok(false);
@@ -397,24 +412,25 @@ impl Outbound {
 
     /// Sends as much of the message as TCP takes. `inline(slot, at, dst)`
     /// copies inline payload bytes; `stop()` is asked between batches whether
-    /// to give the message up; `sent(payload, fpdus)` is told of every batch
+    /// to give the message up; `sent(payload, fpdus, zerocopy)` is told of every batch
     /// that went out whole. Each FPDU that went out takes one from `budget`;
     /// at zero it stops between batches ([`Progress::Yield`]).
     pub(super) fn send(
         &mut self,
         sock: &TcpSocket,
         fr: &mut Framing<'_>,
+        zc: Option<ZcRef<'_>>,
         inline: &dyn Fn(usize, usize, &mut [u8]) -> Result,
         stop: &dyn Fn() -> bool,
-        sent: &dyn Fn(usize, usize),
+        sent: &dyn Fn(usize, usize, bool),
         budget: &mut usize,
     ) -> Result<Progress> {
         loop {
-            if !fr.staged.push(sock, fr.payload, self.source)? {
+            if !fr.staged.push(sock, fr.payload, self.source, zc)? {
                 return Ok(Progress::Blocked);
             }
             if fr.staged.fpdus != 0 {
-                sent(fr.staged.payload, fr.staged.fpdus);
+                sent(fr.staged.payload, fr.staged.fpdus, fr.staged.frag.is_some());
                 *budget = budget.saturating_sub(fr.staged.fpdus);
                 fr.staged.clear();
             }

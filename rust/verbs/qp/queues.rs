@@ -33,6 +33,10 @@ pub(super) enum WqeState {
     Posted,
     /// An RDMA Read whose request went out; waiting for the response.
     Reading,
+    /// A SEND or WRITE sent zero-copy: all of it went to TCP, which still
+    /// references its pages; it completes when TCP releases them (the
+    /// notice made with its sequence number, see `tx.rs`).
+    Zerocopy,
     /// Finished with this status.
     Done(u32),
 }
@@ -52,6 +56,9 @@ pub(super) struct SendWqe {
     pub(super) inv_stag: u32,
     pub(super) state: WqeState,
     pub(super) term: u32,
+    /// Its sequence number in the queue (wrapping): tells a zero-copy
+    /// notice's request from a later one in the same slot.
+    pub(super) seq: u32,
 }
 
 impl SendWqe {
@@ -69,6 +76,7 @@ impl SendWqe {
         inv_stag: 0,
         state: WqeState::Posted,
         term: 0,
+        seq: 0,
     };
 }
 
@@ -130,6 +138,8 @@ pub(super) struct SendQueue {
     /// full, or it is fenced): the Read's completion queues the transmit
     /// work, which other Read completions need not do.
     pub(super) awaits_read: bool,
+    /// The sequence number of the next request posted.
+    pub(super) next_seq: u32,
     pub(super) sges: SgeSlots,
     /// `max_inline` bytes of inline data for each slot.
     pub(super) inline: KVVec<u8>,
@@ -142,6 +152,7 @@ impl SendQueue {
             wqes: Ring::new(filled(n, SendWqe::EMPTY)?),
             sent: 0,
             awaits_read: false,
+            next_seq: 0,
             sges: SgeSlots::new(n, caps.max_send_sge as usize)?,
             inline: filled(n.checked_mul(caps.max_inline as usize).ok_or(EINVAL)?, 0u8)?,
         })
@@ -305,7 +316,9 @@ impl Qp {
                 inv_stag: wr.invalidate_rkey,
                 state: WqeState::Posted,
                 term: 0,
+                seq: sq.next_seq,
             };
+            sq.next_seq = sq.next_seq.wrapping_add(1);
             // Cannot fail: `slot` was free under the same lock.
             sq.wqes.push(wqe).map_err(|_| ENOMEM)?;
         }
@@ -384,7 +397,9 @@ impl Qp {
                     WqeState::Reading if first => head_status,
                     _ => SRNIC_WC_WR_FLUSH_ERR,
                 };
-                if !matches!(w.state, WqeState::Done(_)) {
+                // A zero-copy request waiting for TCP is not the one that
+                // failed: it went out whole.
+                if !matches!(w.state, WqeState::Done(_) | WqeState::Zerocopy) {
                     first = false;
                 }
                 if status == SRNIC_WC_WR_FLUSH_ERR {

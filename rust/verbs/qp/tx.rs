@@ -18,7 +18,11 @@ use crate::{
             tx::WorkRequest,
         },
     },
-    sys::socket::TcpSocket,
+    sys::{
+        param,
+        socket::TcpSocket,
+        zcopy::{ZcNotice, ZcOwner},
+    },
     uapi::*,
     verbs::{limits, mr::Need, stats},
 };
@@ -57,6 +61,9 @@ pub(super) struct TxState {
     /// Its FPDU staged now, and the regions its payload comes from.
     pub(super) staged: Staged,
     pub(super) payload: Payload,
+    /// The message under way goes zero-copy: the notice its buffers link
+    /// to, and its request's sequence number.
+    pub(super) zc: Option<(ZcNotice<Qp>, u32)>,
 }
 
 impl TxState {
@@ -69,19 +76,25 @@ impl TxState {
             cur: None,
             staged: Staged::new(),
             payload: Payload::new(),
+            zc: None,
         }
     }
 
-    /// Makes `m` the message under way (`payload` holds its regions).
-    fn begin(&mut self, m: Outbound) {
+    /// Makes `m` the message under way (`payload` holds its regions), sent
+    /// zero-copy with `zc`.
+    fn begin(&mut self, m: Outbound, zc: Option<(ZcNotice<Qp>, u32)>) {
         self.staged.clear();
         self.cur = Some(m);
+        self.zc = zc;
     }
 
-    /// The message under way is sent or given up: its regions are released.
+    /// The message under way is sent or given up: its regions are released,
+    /// and the sender's reference on its zero-copy notice (TCP keeps the
+    /// pages it took referenced until it frees its buffers).
     pub(super) fn end(&mut self) {
         self.cur = None;
         self.payload.release();
+        self.zc = None;
     }
 }
 
@@ -124,8 +137,15 @@ impl Qp {
                         return;
                     }
                     Ok(Progress::Sent(f)) => {
+                        // A zero-copy request completes when TCP releases its
+                        // pages: said before the sender's reference goes.
+                        let zc = tx.zc.as_ref().map(|&(_, seq)| seq);
+                        if let (Finish::Complete(slot), Some(seq)) = (f, zc) {
+                            self.await_release(slot, seq);
+                        }
                         tx.end();
                         match f {
+                            Finish::Complete(_) if zc.is_some() => {}
                             Finish::Complete(slot) => self.finish_send(slot, SRNIC_WC_SUCCESS),
                             Finish::Terminate => {
                                 tx.active = false;
@@ -165,7 +185,7 @@ impl Qp {
             match next {
                 Next::Terminate(t) => {
                     let m = Outbound::new(WorkRequest::Terminate(t), &mut tx.queues, Source::None, Finish::Terminate);
-                    tx.begin(m);
+                    tx.begin(m, None);
                     continue;
                 }
                 Next::Close => {
@@ -189,7 +209,7 @@ impl Qp {
                         RtrMode::Write => WorkRequest::Write { stag: 1, to: 0, len: 0 },
                     };
                     let m = Outbound::new(wr, &mut tx.queues, Source::None, Finish::Rtr);
-                    tx.begin(m);
+                    tx.begin(m, None);
                     continue;
                 }
                 // The IRD slot is free from here on, before the response's
@@ -201,7 +221,7 @@ impl Qp {
                     match self.read_response(ir, &mut tx.payload) {
                         Ok((wr, source)) => {
                             let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse(ir));
-                            tx.begin(m);
+                            tx.begin(m, None);
                             continue;
                         }
                         Err(t) => {
@@ -221,7 +241,7 @@ impl Qp {
 
     /// Sends as much of the message under way as TCP takes.
     fn send_current(&self, tx: &mut TxState, sock: &TcpSocket, budget: &mut usize) -> Result<Progress> {
-        let TxState { framer, max_ulpdu, cur, staged, payload, .. } = tx;
+        let TxState { framer, max_ulpdu, cur, staged, payload, zc, .. } = tx;
         let Some(m) = cur.as_mut() else { return Ok(Progress::Stopped) };
         let mut fr = Framing { framer, max_ulpdu: *max_ulpdu, staged, payload };
         let finish = m.finish();
@@ -236,13 +256,16 @@ impl Qp {
         // connection (its work request is flushed); the TERMINATE itself does not.
         // (A TERMINATE to send comes with ERROR: `state` tells without `conn`.)
         let stop = || !matches!(finish, Finish::Terminate) && self.state().is_over();
-        let sent = |payload: usize, fpdus: usize| {
+        let sent = |payload: usize, fpdus: usize, zerocopy: bool| {
             stats::TX_BYTES.fetch_add(payload as u64, Ordering::Relaxed);
+            if zerocopy {
+                stats::TX_ZCOPY_BYTES.fetch_add(payload as u64, Ordering::Relaxed);
+            }
             stats::TX_FPDUS.fetch_add(fpdus as u64, Ordering::Relaxed);
             self.tx_fpdus.fetch_add(fpdus as u64, Ordering::Relaxed);
             self.tx_bytes.fetch_add(payload as u64, Ordering::Relaxed);
         };
-        m.send(sock, &mut fr, &inline, &stop, &sent, budget)
+        m.send(sock, &mut fr, zc.as_ref().map(|(z, _)| z.lend()), &inline, &stop, &sent, budget)
     }
 
     /// The socket failed under a send (with `e`): the connection is gone
@@ -339,9 +362,25 @@ impl Qp {
             }
         };
         let source = if wqe.inline { Source::Inline(slot) } else { source };
+        let zc = match source {
+            Source::Sges(_) if goes_zerocopy(&wqe, tx.framer.markers_on()) => {
+                ZcNotice::new(self, (slot as u64) << 32 | u64::from(wqe.seq)).map(|n| (n, wqe.seq))
+            }
+            _ => None,
+        };
         let m = Outbound::new(wr, &mut tx.queues, source, finish);
-        tx.begin(m);
+        tx.begin(m, zc);
         true
+    }
+
+    /// The zero-copy request in `slot` (sequence number `seq`: not one
+    /// posted there after a flush) went to TCP whole: it completes when TCP
+    /// releases its pages ([`Qp::released`]).
+    fn await_release(&self, slot: usize, seq: u32) {
+        let mut sq = self.sq.lock();
+        if let Some(w) = sq.wqes.at_mut(slot).filter(|w| w.seq == seq) {
+            w.state = WqeState::Zerocopy;
+        }
     }
 
     pub(super) fn finish_send(&self, slot: usize, status: u32) {
@@ -381,5 +420,35 @@ impl Qp {
             len: req.read_size,
         };
         Ok((wr, source))
+    }
+}
+
+/// Whether a SEND or WRITE goes zero-copy: at least `zcopy_min` bytes (see
+/// `sys::param`), without markers (which cut its payload into pieces of 512
+/// bytes, each a fragment of TCP's buffers).
+fn goes_zerocopy(wqe: &SendWqe, markers: bool) -> bool {
+    let min = param::zcopy_min();
+    min != 0 && wqe.len >= min && !markers
+}
+
+impl ZcOwner for Qp {
+    /// TCP released the pages of the zero-copy request that `cookie` names
+    /// (its slot and sequence number): it completes, with every finished
+    /// request behind it. A request flushed meanwhile (its connection ended)
+    /// completed then; its slot may hold a later request, which the
+    /// sequence number tells apart.
+    fn released(this: Arc<Self>, cookie: u64) {
+        let (slot, seq) = ((cookie >> 32) as usize, cookie as u32);
+        let due = {
+            let mut sq = this.sq.lock();
+            match sq.wqes.at_mut(slot) {
+                Some(w) if w.seq == seq && w.state == WqeState::Zerocopy => {
+                    w.state = WqeState::Done(SRNIC_WC_SUCCESS);
+                    this.complete_sends_locked(&mut sq)
+                }
+                _ => Due::default(),
+            }
+        };
+        this.send_cq.notify(due);
     }
 }

@@ -2817,7 +2817,7 @@ mod tests {
         assert_eq!(sz::<SrnicQueryQp>(), 96);
         assert_eq!(sz::<SrnicConnect>(), 72);
         // srnic_stats grew from its first version (160 bytes, SRNIC_STATS_SIZE_V1).
-        assert_eq!(sz::<SrnicStats>(), 216);
+        assert_eq!(sz::<SrnicStats>(), 224);
         assert_eq!(SRNIC_STATS_SIZE_V1, 160);
         assert_eq!(sz::<SrnicQueryRes>(), 56);
         assert_eq!(sz::<SrnicRmppStats>(), 336);

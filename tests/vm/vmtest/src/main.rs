@@ -28,6 +28,7 @@ mod stall;
 mod stress;
 mod tiny_mss;
 mod util;
+mod zcopy;
 
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
@@ -183,6 +184,17 @@ enum Cmd {
         /// Seconds each of the child's steps may take.
         #[arg(short = 't', long, default_value_t = 120)]
         timeout: u64,
+    },
+    /// A large RDMA WRITE sent zero-copy to a peer that reads nothing yet
+    /// completes only once the peer read it; a QP destroyed meanwhile is freed
+    /// once the peer resets. Without --zerocopy (module parameter zcopy_min 0
+    /// on the server) it completes while the peer reads nothing.
+    Zcopy {
+        #[command(flatten)]
+        net: Net,
+        /// The server's module sends the WRITE zero-copy.
+        #[arg(long)]
+        zerocopy: bool,
     },
     /// A peer requests a large RDMA READ and never reads its socket: the
     /// server's other QP keeps moving data, the stuck QP fails after the
@@ -409,6 +421,7 @@ fn run(cmd: &Cmd, c: &mut Checks) -> Res {
     match cmd {
         Cmd::RemoteAccess(n) => remote_access::run(&Env::new(n)?, c),
         Cmd::Fence(n) => fence::run(&Env::new(n)?, c),
+        Cmd::Zcopy { net, zerocopy } => zcopy::run(&Env::new(net)?, c, *zerocopy),
         Cmd::Solicited(n) => solicited::run(&Env::new(n)?, c),
         Cmd::Hostile { net, runs } => hostile::run(&Env::new(net)?, c, runs.as_deref()),
         Cmd::Invalidate(n) => invalidate::run(&Env::new(n)?, c),
