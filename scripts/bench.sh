@@ -31,7 +31,8 @@
 # profile.md (scripts/bench-profile.py): per iteration, each VM's kernel
 # functions by their own time (self) or with their callees' (total), and
 # their calls. The profiled runs' figures are not recorded. --profile sample
-# follows each perftest run with one that the host samples instead
+# follows each perftest run, and each block row's fio run, with one that the
+# host samples instead
 # (scripts/vm-sample.py, through QEMU's gdb stubs, every 10 ms of host time):
 # it sees Rust code, which ftrace does not, and writes sample.md: per run
 # and VM, the functions under the vCPUs' instruction pointers, and those

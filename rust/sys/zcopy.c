@@ -13,9 +13,10 @@
  * struct srnic_zc is that notice. It is a ubuf_info, counted like one: the
  * sender holds one reference from srnic_zc_new() until srnic_zc_put(), and
  * every buffer TCP links it to holds one more. The last put, from any
- * context (TCP frees buffers in softirq), queues the notice on one list and
- * srnic's data-path work item, which calls its done function in process
- * context and frees it. Module exit waits for every notice (srnic_zc_drain()).
+ * context (TCP frees buffers in softirq), puts the notice on one list and
+ * queues one work item on srnic's workqueue, which calls the done function
+ * of each notice listed in process context and frees it. Module exit waits
+ * for every notice (srnic_zc_drain()).
  */
 #include <linux/atomic.h>
 #include <linux/llist.h>
@@ -111,10 +112,11 @@ struct ubuf_info *srnic_zc_ubuf(struct srnic_zc *zc)
 
 /*
  * Waits until every notice ran its done function. Module exit calls it once
- * no socket of srnic's is left: their buffers are freed when their bytes are
- * acknowledged, or at once for a socket that was reset (see the QP's
- * close_socket), and by the device driver once it sent them. TASK_IDLE: a
- * driver that holds a buffer for long is not a hung task of srnic's.
+ * every socket of srnic's is released: TCP frees a released connection's
+ * buffers when the peer acknowledges their bytes, at once when the
+ * connection is reset, or when TCP gives up on the peer (the stall timeout);
+ * the device driver frees its copies once it sent them. TASK_IDLE: a driver
+ * that holds a buffer for long is not a hung task of srnic's.
  */
 void srnic_zc_drain(void)
 {

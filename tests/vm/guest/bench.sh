@@ -396,6 +396,15 @@ profile_dump() {
 	printf '%s\n' "cat $TRACING/trace_stat/function* | awk -v side=$1 '\$2 ~ /^[0-9]+\$/ && \$3 ~ /^[0-9.]+\$/ { hits[\$1] += \$2; us[\$1] += \$3 } END { for (f in hits) printf \"%s %s %d %.3f\\n\", side, f, hits[f], us[f] }'"
 }
 
+# sample_syms: exports the modules' symbols of both VMs, once.
+sample_syms() {
+	[ -z "${SAMPLE_SYMS:-}" ] || return 0
+	grep '\[' /proc/kallsyms >/tmp/kallsyms.txt && export_file kallsyms-a.txt /tmp/kallsyms.txt
+	peer "grep '\[' /proc/kallsyms" >/tmp/kallsyms.txt && export_file kallsyms-b.txt /tmp/kallsyms.txt
+	rm -f /tmp/kallsyms.txt
+	SAMPLE_SYMS=1
+}
+
 # sample_run REP TEST SIZE ITERS SYSTEM PROG: the perftest run again, between
 # the lines "SAMPLE-START REP-TEST-SIZE-SYSTEM" and "SAMPLE-STOP" on the
 # console, while the host samples both VMs through QEMU's gdb stub
@@ -405,12 +414,7 @@ profile_dump() {
 # (kallsyms-a.txt, kallsyms-b.txt; the kernel's are its System.map).
 sample_run() {
 	local args
-	if [ -z "${SAMPLE_SYMS:-}" ]; then
-		grep '\[' /proc/kallsyms >/tmp/kallsyms.txt && export_file kallsyms-a.txt /tmp/kallsyms.txt
-		peer "grep '\[' /proc/kallsyms" >/tmp/kallsyms.txt && export_file kallsyms-b.txt /tmp/kallsyms.txt
-		rm -f /tmp/kallsyms.txt
-		SAMPLE_SYMS=1
-	fi
+	sample_syms
 	bench_port=$((bench_port + 1))
 	args="-R -p $bench_port -s $3 -n $4"
 	echo "SAMPLE-START $1-$2-$3-$5"
@@ -678,13 +682,14 @@ blk_devices_down() {
 # for 4 KiB blocks, MiB/s for larger ones, and both VMs' CPU time and the
 # bytes fio moved (the report's CPU per request).
 blk_run() {
-	local rep=$1 test=$2 bs=$3 qd=$4 sys=$5 dev before out fig unit f bytes
+	local rep=$1 test=$2 bs=$3 qd=$4 sys=$5 dev before out fig unit f bytes args
 	eval "dev=\$BLK_DEV_$(echo "$sys" | tr - _)"
 	before=$(frames_now)
 	bench_cpu_mark before
-	out=$(timeout "$T" fio --name=bench --filename="$dev" --thread --ioengine=io_uring --direct=1 \
-		--rw="$test" --bs="$bs" --iodepth="$qd" --size=64M --runtime="$BLK_RUNTIME" \
-		--time_based --output-format=terse 2>&1) || { echo "$out"; fail "bench: fio $test on $sys"; }
+	args="--name=bench --filename=$dev --thread --ioengine=io_uring --direct=1 --rw=$test --bs=$bs"
+	args="$args --iodepth=$qd --size=64M --runtime=$BLK_RUNTIME --time_based --output-format=terse"
+	# shellcheck disable=SC2086 # $args: fio's options, none with spaces
+	out=$(timeout "$T" fio $args 2>&1) || { echo "$out"; fail "bench: fio $test on $sys"; }
 	bench_cpu_mark after
 	# fio's terse format (version 3): field 6/7/8 are the KiB read, the read
 	# bandwidth (KiB/s) and IOPS, 47/48/49 the write ones.
@@ -693,6 +698,13 @@ blk_run() {
 	if [ "$bs" = 4096 ]; then f=$((f + 1)); unit=IOPS; else unit=MiB/s; fi
 	fig=$(echo "$out" | awk -F';' -v f="$f" -v u="$unit" '$1 == 3 { v = $f; if (u == "MiB/s") v = v / 1024; printf "%.1f", v; exit }')
 	record "$rep" "blk_$test" "$bs" "$sys" "$fig" "$unit" "$before" "$(cpu_fields "${bytes:-0}")"
+	# --profile sample: the same fio run again, sampled (see sample_run).
+	[ "${BENCH_PROFILE:-}" = sample ] || return 0
+	sample_syms
+	echo "SAMPLE-START $rep-blk_$test-$bs-$sys"
+	# shellcheck disable=SC2086 # as above
+	out=$(timeout "$T" fio $args 2>&1) || bench_say "rep $rep: blk_$test $bs $sys: the sampled run failed"
+	echo "SAMPLE-STOP"
 }
 
 # bench_clock: the guest's clock against the host's. The host stamps the two
