@@ -157,6 +157,30 @@ fn server(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     Ok(())
 }
 
+/// A raw peer's connection to the server (`env.rdma`): a plain TCP socket
+/// with a receive buffer of `rcvbuf` bytes (and `TCP_NODELAY` if `nodelay`),
+/// through MPA start-up ([`mpa_start`]); returns it and the framer for what
+/// the peer sends.
+pub(crate) fn raw_peer(
+    env: &Env,
+    rcvbuf: libc::c_int,
+    nodelay: bool,
+) -> Res<(TcpStream, TxFramer)> {
+    let mut s = TcpStream::connect_timeout(&env.rdma, env.timeout)?;
+    if nodelay {
+        s.set_nodelay(true)?;
+    }
+    crate::util::set_int_opt(
+        s.as_raw_fd(),
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUF,
+        rcvbuf,
+        "SO_RCVBUF",
+    )?;
+    let framer = mpa_start(&mut s)?;
+    Ok((s, framer))
+}
+
 /// The stalled peer's side of MPA start-up: returns the negotiated CRC and
 /// marker settings for what it sends.
 pub(crate) fn mpa_start(s: &mut TcpStream) -> Res<TxFramer> {
@@ -293,16 +317,7 @@ pub(crate) fn read_tagged(
 fn client(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     let t = env.timeout;
     let mut ctl = env.ctl()?;
-    let mut s = TcpStream::connect_timeout(&env.rdma, t)?;
-    s.set_nodelay(true)?;
-    crate::util::set_int_opt(
-        s.as_raw_fd(),
-        libc::SOL_SOCKET,
-        libc::SO_RCVBUF,
-        PEER_RCVBUF,
-        "SO_RCVBUF",
-    )?;
-    let mut framer = mpa_start(&mut s)?;
+    let (mut s, mut framer) = raw_peer(env, PEER_RCVBUF, true)?;
     // The server names its region once the connection is established.
     let src = mr_from_str(ctl.expect("mr")?.first().ok_or("no region")?)?;
     s.write_all(&read_request(&mut framer, &src, o.size)?)?;

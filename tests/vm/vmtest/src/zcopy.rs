@@ -22,7 +22,7 @@
 //!
 //! The case checks the gauges and kmemleak afterwards.
 
-use crate::stall::{mpa_start, read_tagged};
+use crate::stall::{raw_peer, read_tagged};
 use crate::util::{
     accept_qp, err, fill, mismatch, params, qp_attr, reg_remote, stat, Checks, Res, Waiter,
 };
@@ -30,7 +30,6 @@ use crate::Env;
 use srnic::{AccessFlags, Context, Listener, RemoteMr, SendWr};
 use srnic_proto::mpa::rx::RxFramer;
 use std::net::TcpStream;
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 /// Bytes of each WRITE: above the `zcopy_min` the case sets (32 KiB), far
@@ -160,15 +159,7 @@ fn server(env: &Env, c: &mut Checks, zerocopy: bool) -> Res {
 /// A raw MPA connection to the server that reads nothing yet, and the
 /// receive framer for what the server sends on it.
 fn stalled(env: &Env) -> Res<(TcpStream, RxFramer)> {
-    let mut s = TcpStream::connect_timeout(&env.rdma, env.timeout)?;
-    crate::util::set_int_opt(
-        s.as_raw_fd(),
-        libc::SOL_SOCKET,
-        libc::SO_RCVBUF,
-        PEER_RCVBUF,
-        "SO_RCVBUF",
-    )?;
-    let tx = mpa_start(&mut s)?;
+    let (s, tx) = raw_peer(env, PEER_RCVBUF, false)?;
     Ok((s, RxFramer::new(tx.crc_on(), false)))
 }
 
