@@ -15,17 +15,18 @@
 //!   failure or the end of the stream is left to the receive work
 //!   ([`Qp::rx_run`]), which also reads what arrived before the callbacks
 //!   were installed.
-//! - Transmit ([`Qp::tx_run`]): runs in the poster's context unless the
-//!   transmit work is running ([`Qp::transmit`]); segments work requests into
-//!   FPDUs, stages each FPDU's framing (the CRC, the kernel's crc32c, computed
-//!   over all of it) and hands it to TCP with non-blocking sends, payload
-//!   straight from the pinned source pages (`qp/outbound.rs`). When TCP's
-//!   send buffer is full the run returns; the socket's write-space callback
-//!   queues the transmit work.
+//! - Transmit ([`Qp::tx_run`]): runs in the poster's context unless another
+//!   transmitter is running, which then runs again ([`Qp::transmit`]);
+//!   segments work requests into FPDUs, stages each FPDU's framing (the CRC,
+//!   the kernel's crc32c, computed over all of it) and hands it to TCP with
+//!   non-blocking sends, payload straight from the pinned source pages
+//!   (`qp/outbound.rs`). When TCP's send buffer is full the run returns; the
+//!   socket's write-space callback queues the transmit work.
 //!
 //! Locks, in the order they nest: `tx` (transmit state, held while sending; a
 //! mutex), the socket's lock, `rx` (receive state), then the leaves `conn`,
-//! `sq`, `rq`, the CQ rings and the MR table. All but `tx` are
+//! `sq`, `rq`, `reads` (the ORQ and IRD count), the CQ rings and the MR
+//! table. All but `tx` are
 //! bottom-half-safe spinlocks (`sys::sync::SpinLockBh`): the receive path
 //! takes them in softirq context, so nothing under them sleeps. The receive
 //! side never takes `tx`: a TERMINATE it must send is handed over in `conn`
@@ -65,7 +66,10 @@ use crate::{
     proto::{
         lifecycle::State,
         mpa::rx::RxFramer,
-        rdmap::engine::{OrqEntry, RecvEngine},
+        rdmap::{
+            engine::RecvEngine,
+            reads::{OrqEntry, Reads},
+        },
     },
     sys::{
         gfp::{NoIo, ACCOUNTED},
@@ -89,7 +93,7 @@ use crate::{
 
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use kernel::{
-    alloc::KVVec,
+    alloc::{KBox, KVVec},
     impl_has_work,
     new_mutex,
     new_work,
@@ -143,15 +147,21 @@ pub(crate) struct Qp {
     rq: SpinLockBh<RecvQueue>,
     #[pin]
     rx: SpinLockBh<RxState>,
+    /// The RDMA Reads in both directions (ORQ, IRD count), which the
+    /// transmitter shares with the receive engine: apart from `rx`, so that
+    /// a post never waits for a receiver placing what a read brought.
+    #[pin]
+    reads: SpinLockBh<Reads<Orq>>,
     #[pin]
     tx: Mutex<TxState>,
     #[pin]
     rx_work: Work<Qp, 0>,
     #[pin]
     tx_work: Work<Qp, 1>,
-    /// The transmit work is running: a poster queues it again rather than
-    /// transmitting from its own context (see [`Qp::transmit`]).
-    tx_worker: AtomicBool,
+    /// A transmitter is running, and a transmitter must look at the queues
+    /// again before it stops (see [`Qp::transmit`]).
+    tx_running: AtomicBool,
+    tx_again: AtomicBool,
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
@@ -164,6 +174,22 @@ pub(crate) struct Qp {
     hold: Hold,
     _charge: Charge,
     _live: Live,
+}
+
+/// The storage of a QP's outstanding-Read queue, allocated with the QP (apart
+/// from it, as siw allocates its ORQ: the QP fits a 4 KiB allocation).
+struct Orq(KBox<[OrqEntry; limits::MAX_ORD]>);
+
+impl AsRef<[OrqEntry]> for Orq {
+    fn as_ref(&self) -> &[OrqEntry] {
+        &self.0[..]
+    }
+}
+
+impl AsMut<[OrqEntry]> for Orq {
+    fn as_mut(&mut self) -> &mut [OrqEntry] {
+        &mut self.0[..]
+    }
 }
 
 /// A responder's hold on its first FPDU: on, and the timer that ends it.
@@ -185,7 +211,8 @@ fn filled<T: Clone>(n: usize, v: T) -> Result<KVVec<T>> {
 impl Qp {
     /// What a QP with capacities `caps` takes: the QP, its send queue (work
     /// requests, their SGEs and inline bytes), its receive queue (work
-    /// requests and SGEs) and its queue of inbound READs.
+    /// requests and SGEs), its queue of inbound READs and its queue of
+    /// outstanding local READs.
     pub(crate) fn footprint(caps: &QpCaps) -> Result<usize> {
         let sq = caps.max_send_wr as usize;
         let rq = caps.max_recv_wr as usize;
@@ -197,6 +224,7 @@ impl Qp {
             budget::array::<RecvWqe>(rq)?,
             budget::array::<Sge>(rq.checked_mul(caps.max_recv_sge as usize).ok_or(ENOMEM)?)?,
             budget::array::<InboundRead>(limits::MAX_IRD)?,
+            budget::array::<OrqEntry>(limits::MAX_ORD)?,
         ])
     }
 
@@ -218,6 +246,7 @@ impl Qp {
         let sq = SendQueue::new(&caps)?;
         let rq = RecvQueue::new(&caps)?;
         let conn = Conn::new()?;
+        let orq = Orq(KBox::new([OrqEntry::default(); limits::MAX_ORD], ACCOUNTED)?);
         let hold = Hold { on: AtomicBool::new(false), timer: Timer::new()? };
         send_cq.users.fetch_add(1, Ordering::AcqRel);
         recv_cq.users.fetch_add(1, Ordering::AcqRel);
@@ -238,7 +267,7 @@ impl Qp {
                 rq <- new_spinlock_bh!(rq, "srnic_qp_rq"),
                 rx <- new_spinlock_bh!(RxState {
                     framer: RxFramer::new(false, false),
-                    engine: RecvEngine::new(0, 0, [OrqEntry::default(); limits::MAX_ORD]),
+                    engine: RecvEngine::new(),
                     place: None,
                     more: false,
                     tagged: None,
@@ -249,10 +278,12 @@ impl Qp {
                     active: false,
                     left: None,
                 }, "srnic_qp_rx"),
+                reads <- new_spinlock_bh!(Reads::new(0, 0, orq), "srnic_qp_reads"),
                 tx <- new_mutex!(TxState::new(), "srnic_qp_tx"),
                 rx_work <- new_work!("srnic_qp_rx"),
                 tx_work <- new_work!("srnic_qp_tx"),
-                tx_worker: AtomicBool::new(false),
+                tx_running: AtomicBool::new(false),
+                tx_again: AtomicBool::new(false),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
                 tx_fpdus: AtomicU64::new(0),
@@ -279,20 +310,43 @@ impl Qp {
         let _ = wq::dp_queue().enqueue::<Arc<Qp>, 1>(self.clone());
     }
 
-    /// Transmits what is due from the calling context (a post), like the
-    /// transmit work would, unless that work is running: then it is queued
-    /// again, to pick up what the caller added. Saves the hop through the
-    /// workqueue (a wake-up and a context switch) between a post and its first
-    /// byte on the wire. The sends never wait (see [`Qp::tx_run`]), and one run
-    /// sends at most [`limits::TX_FPDUS_PER_RUN`] FPDUs before it leaves the
-    /// rest to the work. The caller holds none of the QP's locks and may sleep.
+    /// Transmits what is due from the calling context: a post (which saves
+    /// the hop through the workqueue, a wake-up and a context switch, between
+    /// a post and its first byte on the wire) or the transmit work. Nobody
+    /// waits for another transmitter: whoever finds one running
+    /// (`tx_running`) leaves what it added to that one, which looks again
+    /// before it returns (`tx_again`). So a post does not spin or sleep on
+    /// the transmit lock while another CPU sends, and the sends themselves
+    /// never wait (see [`Qp::tx_run`]). The runs of one call send at most
+    /// [`limits::TX_FPDUS_PER_RUN`] FPDUs (a run that sends nothing counts
+    /// as one) before they leave the rest to the work. The caller holds none
+    /// of the QP's locks and may sleep.
     fn transmit(self: &Arc<Self>) {
-        if self.tx_worker.load(Ordering::Acquire) {
-            self.kick_tx();
-            return;
-        }
         let _noio = NoIo::enter();
-        self.clone().tx_run();
+        // Said before looking at `tx_running`: a transmitter that stops
+        // running after this sees it (below); one that stopped before is
+        // not in the way. Sequentially consistent, both flags, for that.
+        self.tx_again.store(true, Ordering::SeqCst);
+        let mut budget = limits::TX_FPDUS_PER_RUN;
+        while !self.tx_running.swap(true, Ordering::SeqCst) {
+            // Reads the last `true` stored: what its poster queued before
+            // is seen by the run.
+            self.tx_again.swap(false, Ordering::SeqCst);
+            let before = budget;
+            self.clone().tx_run(&mut budget);
+            self.tx_running.store(false, Ordering::SeqCst);
+            if budget == before {
+                budget -= 1;
+            }
+            if budget == 0 {
+                // Queued after `tx_running` is clear, so the work runs.
+                self.kick_tx();
+                return;
+            }
+            if !self.tx_again.load(Ordering::SeqCst) {
+                return;
+            }
+        }
     }
 
     /// Ends a responder's hold (the initiator's first FPDU arrived, or the
@@ -379,11 +433,7 @@ impl WorkItem<0> for Qp {
 impl WorkItem<1> for Qp {
     type Pointer = Arc<Qp>;
     fn run(this: Arc<Qp>) {
-        let _noio = NoIo::enter();
-        this.tx_worker.store(true, Ordering::Release);
-        let qp = this.clone();
-        this.tx_run();
-        qp.tx_worker.store(false, Ordering::Release);
+        this.transmit();
     }
 }
 

@@ -4,12 +4,15 @@
 //! to its TERMINATE layer/type/code ([`TermCode`]).
 //!
 //! Submodules: [`engine`] is the per-QP receive engine (segments in, placement and
-//! completion actions out); [`tx`] turns work requests into DDP segments.
+//! completion actions out); [`reads`] the RDMA Reads outstanding in both
+//! directions, which transmitter and receiver share; [`tx`] turns work requests
+//! into DDP segments.
 //!
 //! Offsets here are relative to the DDP segment (ULPDU), two less than offsets
 //! counted from the FPDU start.
 
 pub mod engine;
+pub mod reads;
 pub mod tx;
 
 use super::bytes::{be32, be64, put};

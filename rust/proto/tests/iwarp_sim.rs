@@ -14,7 +14,8 @@ use srnic_proto::mpa::negotiate::{
     Initiator, InitiatorOutcome, MpaConfig, NegotiationError, Responder,
 };
 use srnic_proto::mpa::{Negotiated, Rtr, RtrCaps, RtrMode};
-use srnic_proto::rdmap::engine::{Completion, OrdError, OrqEntry, RecvEngine, RxAction};
+use srnic_proto::rdmap::engine::{Completion, RecvEngine, RxAction};
+use srnic_proto::rdmap::reads::{OrdError, OrqEntry, Reads};
 use srnic_proto::rdmap::tx::WorkRequest;
 use srnic_proto::rdmap::{Body, Header, ReadRequest, SendOp, StagError, TermCode};
 
@@ -460,8 +461,8 @@ fn rdma_write_and_read() {
             len: 3000
         }]
     );
-    assert_eq!(b.engine.reads_in(), 0);
-    assert_eq!(a.engine.reads_out(), 0);
+    assert_eq!(b.verbs.reads.reads_in(), 0);
+    assert_eq!(a.verbs.reads.reads_out(), 0);
     assert!(b.seen.is_empty());
 }
 
@@ -628,7 +629,15 @@ fn crc_error_terminates() {
 
 // ------------------------------------------------------------------ engine-level cases
 
-struct NoVerbs(Option<u32>);
+/// No memory checks; receive buffers of one length (or none); the Reads.
+struct NoVerbs(Option<u32>, Reads<Vec<OrqEntry>>);
+
+impl NoVerbs {
+    fn new(recv: Option<u32>, ird: u16, ord: u16, orq: usize) -> Self {
+        NoVerbs(recv, Reads::new(ird, ord, vec![OrqEntry::default(); orq]))
+    }
+}
+
 impl srnic_proto::rdmap::engine::Verbs for NoVerbs {
     fn check_stag(
         &mut self,
@@ -641,6 +650,10 @@ impl srnic_proto::rdmap::engine::Verbs for NoVerbs {
     }
     fn recv_buffer_len(&mut self) -> Option<u32> {
         self.0
+    }
+    type Orq = Vec<OrqEntry>;
+    fn reads<R>(&mut self, f: impl FnOnce(&mut Reads<Self::Orq>) -> R) -> R {
+        f(&mut self.1)
     }
 }
 
@@ -670,11 +683,11 @@ fn term_code(r: Result<RxAction, srnic_proto::rdmap::engine::EngineError>) -> Te
 
 #[test]
 fn ird_exceeded() {
-    let mut e = RecvEngine::new(1, 0, [OrqEntry::default(); 1]);
-    let mut v = NoVerbs(None);
+    let mut e = RecvEngine::new();
+    let mut v = NoVerbs::new(None, 1, 0, 1);
     assert_eq!(e.on_header(&mut v, &rr(1), 46, 0), Ok(RxAction::Discard));
     assert!(matches!(
-        e.on_end(),
+        e.on_end(&mut v),
         Ok(Some(Completion::ReadRequest { msn: 1, .. }))
     ));
     assert_eq!(
@@ -682,10 +695,11 @@ fn ird_exceeded() {
         TermCode::IrdExceeded
     );
     // After answering, the next one fits.
-    let mut e = RecvEngine::new(1, 0, [OrqEntry::default(); 1]);
+    let mut e = RecvEngine::new();
+    let mut v = NoVerbs::new(None, 1, 0, 1);
     e.on_header(&mut v, &rr(1), 46, 0).unwrap();
-    e.on_end().unwrap();
-    e.read_response_started();
+    e.on_end(&mut v).unwrap();
+    v.1.read_response_started();
     assert!(e.on_header(&mut v, &rr(2), 46, 0).is_ok());
 }
 
@@ -695,24 +709,25 @@ fn read_response_matching() {
         last,
         body: Body::ReadResponse { stag, to },
     };
-    let mut v = NoVerbs(None);
     // No outstanding Read.
-    let mut e = RecvEngine::new(0, 2, [OrqEntry::default(); 2]);
+    let mut e = RecvEngine::new();
+    let mut v = NoVerbs::new(None, 0, 2, 2);
     assert_eq!(
         term_code(e.on_header(&mut v, &resp(1, 0, true), 14, 0)),
         TermCode::UnexpectedReadResponse
     );
     // ORD enforced, then exact matching.
-    let mut e = RecvEngine::new(0, 2, [OrqEntry::default(); 4]);
+    let mut e = RecvEngine::new();
+    let mut v = NoVerbs::new(None, 0, 2, 4);
     let ent = |c| OrqEntry {
         sink_stag: 9,
         sink_to: 100,
         len: 10,
         cookie: c,
     };
-    e.post_read(ent(1)).unwrap();
-    e.post_read(ent(2)).unwrap();
-    assert_eq!(e.post_read(ent(3)), Err(OrdError::Full));
+    v.1.post_read(ent(1)).unwrap();
+    v.1.post_read(ent(2)).unwrap();
+    assert_eq!(v.1.post_read(ent(3)), Err(OrdError::Full));
     assert_eq!(
         e.on_header(&mut v, &resp(9, 100, false), 18, 4),
         Ok(RxAction::Place(Placement::Tagged {
@@ -721,10 +736,10 @@ fn read_response_matching() {
             len: 4
         }))
     );
-    assert_eq!(e.on_end(), Ok(None));
+    assert_eq!(e.on_end(&mut v), Ok(None));
     e.on_header(&mut v, &resp(9, 104, true), 20, 6).unwrap();
     assert_eq!(
-        e.on_end(),
+        e.on_end(&mut v),
         Ok(Some(Completion::ReadDone { cookie: 1, len: 10 }))
     );
     // Wrong length on the second: too short at L.
@@ -733,15 +748,17 @@ fn read_response_matching() {
         TermCode::TaggedBaseBounds
     );
     // Wrong STag.
-    let mut e = RecvEngine::new(0, 1, [OrqEntry::default(); 1]);
-    e.post_read(ent(1)).unwrap();
+    let mut e = RecvEngine::new();
+    let mut v = NoVerbs::new(None, 0, 1, 1);
+    v.1.post_read(ent(1)).unwrap();
     assert_eq!(
         term_code(e.on_header(&mut v, &resp(8, 100, true), 24, 10)),
         TermCode::TaggedInvalidStag
     );
     // ORD 0 means no Reads at all.
-    let mut e = RecvEngine::new(0, 0, [OrqEntry::default(); 4]);
-    assert_eq!(e.post_read(ent(1)), Err(OrdError::NoReads));
+    let mut e = RecvEngine::new();
+    let mut v = NoVerbs::new(None, 0, 0, 4);
+    assert_eq!(v.1.post_read(ent(1)), Err(OrdError::NoReads));
     // After an error everything is refused.
     assert_eq!(
         e.on_header(&mut v, &resp(9, 100, true), 14, 0).unwrap_err(),
@@ -754,9 +771,50 @@ fn read_response_matching() {
         )
     );
     assert_eq!(
-        e.on_end(),
+        e.on_end(&mut v),
         Err(srnic_proto::rdmap::engine::EngineError::Closed)
     );
+}
+
+#[test]
+fn reads_ring_wraps_and_resets() {
+    // ORD 3 over storage of 3: many rounds around the ring, in order.
+    let mut r = Reads::new(2, 3, [OrqEntry::default(); 3]);
+    let ent = |c: u64| OrqEntry {
+        sink_stag: 1,
+        sink_to: c * 8,
+        len: 8,
+        cookie: c,
+    };
+    let mut next = 0u64;
+    for round in 0..10u64 {
+        while r.post_read(ent(next)).is_ok() {
+            next += 1;
+        }
+        assert_eq!(r.reads_out(), 3);
+        // Take one or two, oldest first.
+        for _ in 0..=(round % 2) {
+            let head = r.head().unwrap();
+            assert_eq!(r.pop(), Some(head));
+            assert_eq!(head.cookie, next - r.reads_out() as u64 - 1);
+        }
+    }
+    // IRD: two inbound Read Requests fit, a third does not, until a
+    // response starts.
+    assert!(!r.ird_full());
+    r.read_request_received();
+    r.read_request_received();
+    assert!(r.ird_full());
+    r.read_response_started();
+    assert_eq!(r.reads_in(), 1);
+    // A new connection starts empty, with its own limits.
+    r.reset(0, 1);
+    assert_eq!((r.reads_in(), r.reads_out(), r.head()), (0, 0, None));
+    assert!(r.ird_full());
+    r.post_read(ent(1)).unwrap();
+    assert_eq!(r.post_read(ent(2)), Err(OrdError::Full));
+    assert_eq!(r.pop().map(|e| e.cookie), Some(1));
+    assert_eq!(r.pop(), None);
 }
 
 #[test]
@@ -770,21 +828,21 @@ fn untagged_sequence_errors() {
             mo,
         },
     };
-    let mut v = NoVerbs(Some(100));
-    let mut e = RecvEngine::new(0, 0, [] as [OrqEntry; 0]);
+    let mut v = NoVerbs::new(Some(100), 0, 0, 0);
+    let mut e = RecvEngine::new();
     assert_eq!(
         term_code(e.on_header(&mut v, &send(2, 0, true), 18, 0)),
         TermCode::UntaggedMsnRange
     );
-    let mut e = RecvEngine::new(0, 0, [] as [OrqEntry; 0]);
+    let mut e = RecvEngine::new();
     e.on_header(&mut v, &send(1, 0, false), 28, 10).unwrap();
-    e.on_end().unwrap();
+    e.on_end(&mut v).unwrap();
     assert_eq!(
         term_code(e.on_header(&mut v, &send(1, 12, true), 28, 10)),
         TermCode::UntaggedInvalidMo
     );
     // Terminate received closes the engine.
-    let mut e = RecvEngine::new(0, 0, [] as [OrqEntry; 0]);
+    let mut e = RecvEngine::new();
     let t = srnic_proto::rdmap::Terminate::new(TermCode::LlpCrc, None);
     let th = Header {
         last: true,
@@ -795,7 +853,7 @@ fn untagged_sequence_errors() {
         },
     };
     assert_eq!(e.on_header(&mut v, &th, 22, 0), Ok(RxAction::Discard));
-    assert_eq!(e.on_end(), Ok(Some(Completion::Terminated(t))));
+    assert_eq!(e.on_end(&mut v), Ok(Some(Completion::Terminated(t))));
     assert!(e.is_closed());
     let _ = SoftCrc32c;
 }

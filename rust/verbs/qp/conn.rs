@@ -9,7 +9,7 @@ use crate::{
         ddp::TxQueues,
         lifecycle::{Lifecycle, State},
         mpa::{Negotiated, Rtr, RtrMode, rx::RxFramer, tx::TxFramer},
-        rdmap::{engine::{OrqEntry, RecvEngine}, Terminate},
+        rdmap::{engine::RecvEngine, Terminate},
         ring::Ring,
     },
     sys::{
@@ -200,7 +200,8 @@ impl Qp {
                 tx.max_ulpdu = tx.framer.max_ulpdu(mss.min(limits::FPDU_BUDGET)).unwrap_or(limits::FALLBACK_ULPDU);
                 tx.active = true;
                 rx.framer = RxFramer::new(neg.crc_rx, neg.markers_rx);
-                rx.engine = RecvEngine::new(ird, ord, [OrqEntry::default(); limits::MAX_ORD]);
+                rx.engine = RecvEngine::new();
+                self.reads.lock().reset(ird, ord);
                 rx.place = None;
                 rx.tagged = None;
                 rx.active = true;

@@ -15,7 +15,8 @@ use crate::{
         ddp::Placement,
         mpa::rx::{RxEvent, RxFramer},
         rdmap::{
-            engine::{Access, Completion, OrqEntry, RecvEngine, Verbs},
+            engine::{Access, Completion, RecvEngine, Verbs},
+            reads::Reads,
             StagError,
             TermCode,
             Terminate,
@@ -23,7 +24,7 @@ use crate::{
     },
     sys::{crc::KernelCrc32c, errno::eproto, socket::Locked},
     uapi::*,
-    verbs::{cq::Due, limits, mr::{Mr, Need}, stats},
+    verbs::{cq::Due, mr::{Mr, Need}, stats},
 };
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -53,7 +54,7 @@ pub(crate) enum RxMode {
 /// Receive state: the framer, the RDMAP engine and the current placement.
 pub(super) struct RxState {
     pub(super) framer: RxFramer,
-    pub(super) engine: RecvEngine<[OrqEntry; limits::MAX_ORD]>,
+    pub(super) engine: RecvEngine,
     /// The current segment's placement, with its region for tagged ones.
     pub(super) place: Option<(Placement, Option<Arc<Mr>>)>,
     /// The current segment is not its message's last.
@@ -279,7 +280,8 @@ impl Qp {
                 if self.hold.on.load(Ordering::Relaxed) {
                     self.release_hold();
                 }
-                match rx.engine.on_end() {
+                let mut v = QpVerbs { qp: self, mr: None, cached: None };
+                match rx.engine.on_end(&mut v) {
                     Ok(Some(c)) => self.rx_complete(rx, c)?,
                     Ok(None) => {}
                     Err(e) => return Err(e.into()),
@@ -429,5 +431,11 @@ impl Verbs for QpVerbs<'_> {
 
     fn recv_buffer_len(&mut self) -> Option<u32> {
         self.qp.rq.lock().wqes.front().map(|w| w.len)
+    }
+
+    type Orq = Orq;
+
+    fn reads<R>(&mut self, f: impl FnOnce(&mut Reads<Orq>) -> R) -> R {
+        f(&mut self.qp.reads.lock())
     }
 }

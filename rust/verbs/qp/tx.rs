@@ -10,7 +10,8 @@ use crate::{
         ddp::TxQueues,
         mpa::{RtrMode, tx::TxFramer},
         rdmap::{
-            engine::{OrdError, OrqEntry, read_source_terminate},
+            engine::read_source_terminate,
+            reads::{OrdError, OrqEntry},
             ReadRequest,
             SendOp,
             StagError,
@@ -24,7 +25,7 @@ use crate::{
         zcopy::{ZcNotice, ZcOwner},
     },
     uapi::*,
-    verbs::{limits, mr::Need, stats},
+    verbs::{mr::Need, stats},
 };
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -99,15 +100,17 @@ impl TxState {
 }
 
 impl Qp {
-    /// The transmit work: sends what is due, in order (a TERMINATE, the RTR,
-    /// Read Responses, then the send queue), until everything is sent or
-    /// TCP's send buffer is full. It never waits: the socket's write-space
-    /// callback queues it again. A peer that stops reading fails the QP by
-    /// TCP's user timeout (see [`Qp::connection_lost`]). One run sends at most
-    /// [`limits::TX_FPDUS_PER_RUN`] FPDUs and then queues itself again: a peer
-    /// that reads as fast as srnic sends must not keep a shared worker (and,
-    /// in a kernel without preemption, its CPU) for a whole 16 MiB message.
-    pub(super) fn tx_run(self: Arc<Self>) {
+    /// One transmit run ([`Qp::transmit`]): sends what is due, in order (a
+    /// TERMINATE, the RTR, Read Responses, then the send queue), until
+    /// everything is sent, TCP's send buffer is full or `budget` FPDUs are
+    /// sent. It never waits: the socket's write-space callback queues the
+    /// transmit work. A peer that stops reading fails the QP by TCP's user
+    /// timeout (see [`Qp::connection_lost`]). The budget
+    /// (`limits::TX_FPDUS_PER_RUN`) then leaves the rest to the work: a
+    /// peer that reads as fast as srnic sends must not keep a poster, or a
+    /// shared worker (and, in a kernel without preemption, its CPU), for a
+    /// whole 16 MiB message.
+    pub(super) fn tx_run(self: Arc<Self>, budget: &mut usize) {
         let mut tx = self.tx.lock();
         let sock = match self.socket() {
             Some(s) if tx.active => s,
@@ -117,15 +120,12 @@ impl Qp {
                 return;
             }
         };
-        let mut budget = limits::TX_FPDUS_PER_RUN;
         loop {
-            if budget == 0 {
-                drop(tx);
-                self.kick_tx();
+            if *budget == 0 {
                 return;
             }
             if tx.cur.is_some() {
-                match self.send_current(&mut tx, &sock, &mut budget) {
+                match self.send_current(&mut tx, &sock, budget) {
                     Ok(Progress::Blocked) => return,
                     Ok(Progress::Yield) => continue,
                     Ok(Progress::Stopped) => tx.end(),
@@ -217,7 +217,7 @@ impl Qp {
                 // as soon as it has this response, possibly before this work
                 // is back from sending it.
                 Next::ReadResponse(ir) => {
-                    self.rx.lock().engine.read_response_started();
+                    self.reads.lock().read_response_started();
                     match self.read_response(ir, &mut tx.payload) {
                         Ok((wr, source)) => {
                             let m = Outbound::new(wr, &mut tx.queues, source, Finish::ReadResponse(ir));
@@ -314,7 +314,7 @@ impl Qp {
                     len: wqe.len,
                     cookie: slot as u64,
                 };
-                match self.rx.lock().engine.post_read(entry) {
+                match self.reads.lock().post_read(entry) {
                     Ok(()) => {}
                     Err(OrdError::Full) => return false,
                     Err(OrdError::NoReads) => {

@@ -17,9 +17,8 @@
 use std::collections::VecDeque;
 
 use srnic_proto::ddp::{Ctrl, DdpHeader, Placement};
-use srnic_proto::rdmap::engine::{
-    Access, Completion, EngineError, OrqEntry, RecvEngine, RxAction, Verbs,
-};
+use srnic_proto::rdmap::engine::{Access, Completion, EngineError, RecvEngine, RxAction, Verbs};
+use srnic_proto::rdmap::reads::{OrqEntry, Reads};
 use srnic_proto::rdmap::{self, Body, Header, StagError, MAX_HDR_LEN};
 
 use super::mpa_framer::assert_header_round_trip;
@@ -62,9 +61,11 @@ const REGIONS: [Region; 3] = [
     },
 ];
 
-/// Toy verbs layer: fixed regions and a queue of receive-buffer lengths.
+/// Toy verbs layer: fixed regions, a queue of receive-buffer lengths and the
+/// Reads.
 struct Toy {
     recvs: VecDeque<u32>,
+    reads: Reads<[OrqEntry; 4]>,
 }
 
 impl Verbs for Toy {
@@ -80,6 +81,12 @@ impl Verbs for Toy {
 
     fn recv_buffer_len(&mut self) -> Option<u32> {
         self.recvs.front().copied()
+    }
+
+    type Orq = [OrqEntry; 4];
+
+    fn reads<R>(&mut self, f: impl FnOnce(&mut Reads<Self::Orq>) -> R) -> R {
+        f(&mut self.reads)
     }
 }
 
@@ -140,8 +147,9 @@ pub fn check(data: &[u8]) {
     let nbufs = inp.u8() % 6;
     let mut toy = Toy {
         recvs: (0..nbufs).map(|_| u32::from(inp.u16() % 4096)).collect(),
+        reads: Reads::new(ird, ord, [OrqEntry::default(); 4]),
     };
-    let mut eng = RecvEngine::new(ird, ord, [OrqEntry::default(); 4]);
+    let mut eng = RecvEngine::new();
     if b0 & 0x80 != 0 {
         eng.expect_rtr();
     }
@@ -159,19 +167,22 @@ pub fn check(data: &[u8]) {
                 len: u32::from(inp.u16()),
                 cookie: u64::from(op),
             };
-            let before = eng.reads_out();
-            match eng.post_read(e) {
+            let before = toy.reads.reads_out();
+            match toy.reads.post_read(e) {
                 Ok(()) => {
                     posted.push_back(e);
-                    assert_eq!(eng.reads_out(), before + 1);
+                    assert_eq!(toy.reads.reads_out(), before + 1);
                 }
-                Err(_) => assert_eq!(eng.reads_out(), before),
+                Err(_) => assert_eq!(toy.reads.reads_out(), before),
             }
-            assert!(eng.reads_out() <= usize::from(ord).min(4), "ORD exceeded");
+            assert!(
+                toy.reads.reads_out() <= usize::from(ord).min(4),
+                "ORD exceeded"
+            );
             continue;
         }
         if op & 0x40 != 0 && pending_in > 0 {
-            eng.read_response_started();
+            toy.reads.read_response_started();
             pending_in -= 1;
         }
         let ulpdu_len = inp.u16();
@@ -199,7 +210,7 @@ pub fn check(data: &[u8]) {
                 }
                 check_terminate(&e);
                 assert!(eng.is_closed(), "engine open after an error");
-                assert_eq!(eng.on_end(), Err(EngineError::Closed));
+                assert_eq!(eng.on_end(&mut toy), Err(EngineError::Closed));
                 continue;
             }
             Ok(action) => {
@@ -209,15 +220,15 @@ pub fn check(data: &[u8]) {
         }
         if op & 1 == 0 {
             // The FPDU's CRC verified: end the segment.
-            match eng.on_end() {
+            match eng.on_end(&mut toy) {
                 Ok(Some(c)) => complete(c, &hdr, &mut toy, &mut posted, &mut pending_in, &eng),
                 Ok(None) => {}
                 Err(e) => panic!("on_end failed on an open engine: {e:?}"),
             }
         }
-        assert!(eng.reads_in() <= ird, "IRD exceeded");
-        assert_eq!(eng.reads_in(), pending_in, "inbound Read count");
-        assert!(eng.reads_out() <= posted.len());
+        assert!(toy.reads.reads_in() <= ird, "IRD exceeded");
+        assert_eq!(toy.reads.reads_in(), pending_in, "inbound Read count");
+        assert!(toy.reads.reads_out() <= posted.len());
     }
 }
 
@@ -258,7 +269,7 @@ fn complete(
     toy: &mut Toy,
     posted: &mut VecDeque<OrqEntry>,
     pending_in: &mut u16,
-    eng: &RecvEngine<[OrqEntry; 4]>,
+    eng: &RecvEngine,
 ) {
     match c {
         Completion::Recv { len, .. } => {

@@ -8,11 +8,13 @@
 //! layer through the small [`Verbs`] trait. Any violation returns the exact
 //! [`Terminate`] to send; the engine then stays in the error state.
 //!
-//! The engine also owns the outstanding-Read queue (ORQ) of local RDMA Reads, so that
-//! Read Responses are matched exactly and ORD is enforced on the send side
-//! ([`RecvEngine::post_read`]), and counts inbound Read Requests against IRD.
+//! Read Responses are matched exactly against the outstanding-Read queue (ORQ),
+//! and inbound Read Requests counted against IRD, in the connection's
+//! [`Reads`], which the transmitter shares: the engine borrows them through
+//! [`Verbs::reads`] only for the segments that need them.
 
 use super::super::ddp::{Placement, RxSegment, RxStreams};
+use super::reads::{OrqEntry, Reads};
 use super::{Body, Header, ReadRequest, StagError, TermCode, Terminate, READ_REQUEST_HDR_LEN};
 
 /// Access a tagged placement needs.
@@ -34,19 +36,14 @@ pub trait Verbs {
     /// Length of the receive buffer at the head of the receive queue, which the next
     /// Send message consumes; `None` if no receive is posted.
     fn recv_buffer_len(&mut self) -> Option<u32>;
-}
 
-/// An RDMA Read this side issued and has not seen the complete response for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct OrqEntry {
-    /// Our sink STag named in the Read Request.
-    pub sink_stag: u32,
-    /// Our sink tagged offset.
-    pub sink_to: u64,
-    /// Read size.
-    pub len: u32,
-    /// Caller's cookie (work request id), returned on completion.
-    pub cookie: u64,
+    /// The storage of the connection's ORQ.
+    type Orq: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>;
+
+    /// Calls `f` with the connection's Reads (held under their own lock where
+    /// the transmitter shares them). Called only for Read Requests and Read
+    /// Responses, once when the header is checked and once at the segment's end.
+    fn reads<R>(&mut self, f: impl FnOnce(&mut Reads<Self::Orq>) -> R) -> R;
 }
 
 /// What to do with the payload of the segment whose header was just accepted.
@@ -76,13 +73,13 @@ pub enum Completion {
     },
     /// A local RDMA Read completed (the response arrived in full).
     ReadDone {
-        /// Cookie from [`RecvEngine::post_read`].
+        /// Cookie from [`Reads::post_read`].
         cookie: u64,
         /// Bytes read.
         len: u32,
     },
     /// The peer asked for a Read Response; queue one (see [`WorkRequest::ReadResponse`]
-    /// in `tx`) and call [`RecvEngine::read_response_started`] when its transmission
+    /// in `tx`) and call [`Reads::read_response_started`] when its transmission
     /// starts.
     ///
     /// [`WorkRequest::ReadResponse`]: super::tx::WorkRequest::ReadResponse
@@ -108,15 +105,6 @@ pub enum EngineError {
     Closed,
 }
 
-/// Why [`RecvEngine::post_read`] refused a Read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OrdError {
-    /// Negotiated ORD is 0: this side may not issue RDMA Reads.
-    NoReads,
-    /// ORD Reads are already outstanding.
-    Full,
-}
-
 #[derive(Debug, Clone, Copy)]
 struct Current {
     hdr: Header,
@@ -125,17 +113,10 @@ struct Current {
     rtr: bool,
 }
 
-/// The per-QP receive engine; `S` is caller storage for the ORQ (its length bounds
-/// ORD together with the negotiated value).
+/// The per-QP receive engine.
 #[derive(Debug)]
-pub struct RecvEngine<S> {
+pub struct RecvEngine {
     ddp: RxStreams,
-    ird: u16,
-    ird_used: u16,
-    ord: u16,
-    orq: S,
-    orq_head: usize,
-    orq_count: usize,
     rresp_done: u32,
     recv_len: u32,
     expect_rtr: bool,
@@ -143,18 +124,18 @@ pub struct RecvEngine<S> {
     closed: bool,
 }
 
-impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
-    /// New engine with the negotiated `ird` (inbound Reads we accept) and `ord`
-    /// (outbound Reads we may have outstanding, also bounded by `orq.len()`).
-    pub fn new(ird: u16, ord: u16, orq: S) -> Self {
+impl Default for RecvEngine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RecvEngine {
+    /// New engine, before any segment.
+    #[must_use]
+    pub const fn new() -> Self {
         RecvEngine {
             ddp: RxStreams::new(),
-            ird,
-            ird_used: 0,
-            ord,
-            orq,
-            orq_head: 0,
-            orq_count: 0,
             rresp_done: 0,
             recv_len: 0,
             expect_rtr: false,
@@ -173,67 +154,6 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
     #[must_use]
     pub const fn is_closed(&self) -> bool {
         self.closed
-    }
-
-    /// Inbound Read Requests whose responses are not yet sent.
-    #[must_use]
-    pub const fn reads_in(&self) -> u16 {
-        self.ird_used
-    }
-
-    /// Local Reads outstanding.
-    #[must_use]
-    pub const fn reads_out(&self) -> usize {
-        self.orq_count
-    }
-
-    /// Records a local RDMA Read before its Read Request is sent (ORD enforcement).
-    pub fn post_read(&mut self, e: OrqEntry) -> Result<(), OrdError> {
-        let cap = self.orq.as_ref().len().min(usize::from(self.ord));
-        if cap == 0 {
-            return Err(OrdError::NoReads);
-        }
-        if self.orq_count >= cap {
-            return Err(OrdError::Full);
-        }
-        let n = self.orq.as_ref().len();
-        let idx = self
-            .orq_head
-            .checked_add(self.orq_count)
-            .and_then(|i| i.checked_rem(n))
-            .unwrap_or(0);
-        if let Some(slot) = self.orq.as_mut().get_mut(idx) {
-            *slot = e;
-            self.orq_count = self.orq_count.saturating_add(1);
-        }
-        Ok(())
-    }
-
-    /// The Read Response for one inbound Read Request is leaving the queue of
-    /// inbound Reads to be sent: its IRD slot is free. Call this before the
-    /// response's first byte goes to the transport, never after its last: the
-    /// peer frees its ORD slot as soon as the response arrives and may send
-    /// its next Read Request at once, which can reach this engine before a
-    /// transmitter that counted on completion has gone on from the send. (The
-    /// responder still holds the request while it sends the response; its
-    /// queue of inbound Reads must be able to hold IRD entries besides.)
-    pub fn read_response_started(&mut self) {
-        self.ird_used = self.ird_used.saturating_sub(1);
-    }
-
-    fn orq_head(&self) -> Option<OrqEntry> {
-        if self.orq_count == 0 {
-            return None;
-        }
-        self.orq.as_ref().get(self.orq_head).copied()
-    }
-
-    fn orq_pop(&mut self) {
-        if self.orq_count > 0 {
-            let n = self.orq.as_ref().len();
-            self.orq_head = self.orq_head.saturating_add(1).checked_rem(n).unwrap_or(0);
-            self.orq_count = self.orq_count.saturating_sub(1);
-        }
     }
 
     fn fail(&mut self, code: TermCode, hdr: &Header, ulpdu_len: u16) -> EngineError {
@@ -287,7 +207,9 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
                 }
             }
             Body::ReadResponse { stag, to } => {
-                let e = self.orq_head().ok_or(TermCode::UnexpectedReadResponse)?;
+                let e = v
+                    .reads(|r| r.head())
+                    .ok_or(TermCode::UnexpectedReadResponse)?;
                 if seg.first {
                     self.rresp_done = 0;
                 }
@@ -332,7 +254,7 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
                 if !hdr.last || len != 0 {
                     return Err(TermCode::RdmapOpcode);
                 }
-                if self.ird_used >= self.ird {
+                if v.reads(|r| r.ird_full()) {
                     return Err(TermCode::IrdExceeded);
                 }
                 if req.read_size != 0 {
@@ -356,7 +278,7 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
 
     /// The current segment ended and its CRC verified. Returns the completion, if the
     /// segment finished something.
-    pub fn on_end(&mut self) -> Result<Option<Completion>, EngineError> {
+    pub fn on_end<V: Verbs>(&mut self, v: &mut V) -> Result<Option<Completion>, EngineError> {
         if self.closed {
             return Err(EngineError::Closed);
         }
@@ -371,14 +293,10 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
         }
         Ok(match cur.hdr.body {
             Body::Write { .. } => None,
-            Body::ReadResponse { .. } => {
-                let e = self.orq_head();
-                self.orq_pop();
-                e.map(|e| Completion::ReadDone {
-                    cookie: e.cookie,
-                    len: e.len,
-                })
-            }
+            Body::ReadResponse { .. } => v.reads(Reads::pop).map(|e| Completion::ReadDone {
+                cookie: e.cookie,
+                len: e.len,
+            }),
             Body::Send {
                 op,
                 inval_stag,
@@ -395,7 +313,7 @@ impl<S: AsRef<[OrqEntry]> + AsMut<[OrqEntry]>> RecvEngine<S> {
                 solicited: op.solicited(),
             }),
             Body::ReadRequest { msn, req, .. } => {
-                self.ird_used = self.ird_used.saturating_add(1);
+                v.reads(Reads::read_request_received);
                 Some(Completion::ReadRequest { msn, req })
             }
             Body::Terminate { term, .. } => {

@@ -11,9 +11,8 @@ use srnic_proto::ddp::{Placement, TxQueues};
 use srnic_proto::mpa::rx::{RxEvent, RxFramer};
 use srnic_proto::mpa::tx::{TxFramer, TxStep};
 use srnic_proto::mpa::Negotiated;
-use srnic_proto::rdmap::engine::{
-    Access, Completion, EngineError, OrqEntry, RecvEngine, RxAction, Verbs,
-};
+use srnic_proto::rdmap::engine::{Access, Completion, EngineError, RecvEngine, RxAction, Verbs};
+use srnic_proto::rdmap::reads::{OrdError, OrqEntry, Reads};
 use srnic_proto::rdmap::tx::{OutboundMessage, WorkRequest};
 use srnic_proto::rdmap::{ReadRequest, StagError, TermCode, Terminate};
 
@@ -29,14 +28,24 @@ pub struct Region {
 }
 
 /// The toy verbs layer.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ToyVerbs {
     pub regions: Vec<Region>,
     pub recvs: VecDeque<Vec<u8>>,
     pub pd: u32,
+    pub reads: Reads<[OrqEntry; 8]>,
 }
 
 impl ToyVerbs {
+    pub fn new(ird: u16, ord: u16) -> Self {
+        ToyVerbs {
+            regions: Vec::new(),
+            recvs: VecDeque::new(),
+            pd: 0,
+            reads: Reads::new(ird, ord, [OrqEntry::default(); 8]),
+        }
+    }
+
     pub fn region(&self, stag: u32) -> Option<&Region> {
         self.regions.iter().find(|r| r.stag == stag)
     }
@@ -75,6 +84,12 @@ impl Verbs for ToyVerbs {
     fn recv_buffer_len(&mut self) -> Option<u32> {
         self.recvs.front().map(|b| b.len() as u32)
     }
+
+    type Orq = [OrqEntry; 8];
+
+    fn reads<R>(&mut self, f: impl FnOnce(&mut Reads<Self::Orq>) -> R) -> R {
+        f(&mut self.reads)
+    }
 }
 
 /// What a peer observed.
@@ -100,7 +115,7 @@ pub enum Seen {
 pub struct Peer {
     pub tx: TxFramer,
     pub rx: RxFramer,
-    pub engine: RecvEngine<[OrqEntry; 8]>,
+    pub engine: RecvEngine,
     pub q: TxQueues,
     pub verbs: ToyVerbs,
     pub out: Vec<u8>,
@@ -115,9 +130,9 @@ impl Peer {
         Peer {
             tx: TxFramer::new(n.crc_tx, n.markers_tx),
             rx: RxFramer::new(n.crc_rx, n.markers_rx),
-            engine: RecvEngine::new(n.ird, n.ord, [OrqEntry::default(); 8]),
+            engine: RecvEngine::new(),
             q: TxQueues::new(),
-            verbs: ToyVerbs::default(),
+            verbs: ToyVerbs::new(n.ird, n.ord),
             out: Vec::new(),
             mulpdu,
             seen: Vec::new(),
@@ -138,12 +153,8 @@ impl Peer {
     }
 
     /// Posts an RDMA Read and sends its request.
-    pub fn read(
-        &mut self,
-        req: ReadRequest,
-        cookie: u64,
-    ) -> Result<(), srnic_proto::rdmap::engine::OrdError> {
-        self.engine.post_read(OrqEntry {
+    pub fn read(&mut self, req: ReadRequest, cookie: u64) -> Result<(), OrdError> {
+        self.verbs.reads.post_read(OrqEntry {
             sink_stag: req.sink_stag,
             sink_to: req.sink_to,
             len: req.read_size,
@@ -206,7 +217,7 @@ impl Peer {
                         Some(RxEvent::Payload {
                             data, seg_offset, ..
                         }) => self.place(data, seg_offset),
-                        Some(RxEvent::End) => match self.engine.on_end() {
+                        Some(RxEvent::End) => match self.engine.on_end(&mut self.verbs) {
                             Ok(Some(c)) => self.complete(c),
                             Ok(None) => {}
                             Err(e) => {
@@ -271,7 +282,7 @@ impl Peer {
             Completion::ReadRequest { msn, req } => {
                 // The slot is free once the response starts (the peer may ask
                 // again as soon as it has the response).
-                self.engine.read_response_started();
+                self.verbs.reads.read_response_started();
                 // Produce the Read Response from our memory (re-checking the source).
                 match self.verbs.check_stag(
                     req.src_stag,
