@@ -102,15 +102,15 @@ struct srnicb_queue {
 	/* Serialises polling the CQ (srnic's callback, the failure work). */
 	struct mutex cq_lock;
 	/*
-	 * Fences: post_lock orders a WRITE's post and its joining fence_wait
-	 * with the posts of fences, so that fence N follows every WRITE that
-	 * waits for it on the QP. fence_wait (under fence_lock, shared with
-	 * the completions) holds the WRITEs waiting for their fence, in
-	 * posting order; next_fence is the number the next fence gets,
-	 * unfenced counts the WRITEs posted since the last one, and
-	 * fence_busy says a fence is in flight.
+	 * Fences, under fence_lock (shared with the completions): fence_wait
+	 * holds the WRITEs waiting for their fence, in the order they joined
+	 * it; next_fence is the number the next fence gets, unfenced counts the
+	 * WRITEs that joined since the last fence was numbered, and fence_busy
+	 * says a fence is in flight. A WRITE joins after its post, with
+	 * next_fence's value; a fence takes its number before its post. So
+	 * fence N goes on the QP after every WRITE that joined with N, and no
+	 * lock is held across a post (which may transmit).
 	 */
-	struct mutex post_lock;
 	spinlock_t fence_lock;
 	struct list_head fence_wait;
 	u32 next_fence;
@@ -245,9 +245,9 @@ static void srnicb_fail_unfenced(struct srnicb_queue *q)
 	u32 last;
 
 	/* Every WRITE in fence_wait waits for next_fence or an earlier one. */
-	mutex_lock(&q->post_lock);
+	spin_lock(&q->fence_lock);
 	last = q->next_fence;
-	mutex_unlock(&q->post_lock);
+	spin_unlock(&q->fence_lock);
 	srnicb_fenced(q, last, BLK_STS_IOERR);
 }
 
@@ -563,16 +563,15 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 	 */
 	if (write && !fua) {
 		atomic_add(2, &cmd->pending);
-		mutex_lock(&q->post_lock);
 		r = srnicb_post_rdma(q, rq->tag, SRNIC_WR_RDMA_WRITE, SRNICB_WR_DATA, off, len, mr.lkey);
 		if (!r) {
-			cmd->fence = q->next_fence;
+			/* Posted: the fence numbered next_fence is not yet. */
 			spin_lock(&q->fence_lock);
+			cmd->fence = q->next_fence;
 			list_add_tail(&cmd->fence_entry, &q->fence_wait);
-			spin_unlock(&q->fence_lock);
 			q->unfenced++;
+			spin_unlock(&q->fence_lock);
 		}
-		mutex_unlock(&q->post_lock);
 		*unposted = r ? 2 : 0;
 		/*
 		 * The device may have failed meanwhile, after the failure work
@@ -605,20 +604,24 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
  */
 static void srnicb_fence(struct srnicb_queue *q, bool completed)
 {
-	int r = 0;
+	bool post = false;
+	u32 seq = 0;
 
-	mutex_lock(&q->post_lock);
+	spin_lock(&q->fence_lock);
 	if (completed)
 		q->fence_busy = false;
 	if (q->unfenced && !q->fence_busy) {
-		r = srnicb_post_rdma(q, q->next_fence, SRNIC_WR_RDMA_READ, SRNICB_WR_FENCE, 0, 0, 0);
-		q->next_fence++;
+		seq = q->next_fence++;
 		q->unfenced = 0;
-		q->fence_busy = !r;
+		q->fence_busy = true;
+		post = true;
 	}
-	mutex_unlock(&q->post_lock);
-	/* A fence not posted: the failure work ends the WRITEs it would cover. */
-	if (r)
+	spin_unlock(&q->fence_lock);
+	/*
+	 * A fence not posted stays busy: the failure work ends the WRITEs it
+	 * would cover, and every later one.
+	 */
+	if (post && srnicb_post_rdma(q, seq, SRNIC_WR_RDMA_READ, SRNICB_WR_FENCE, 0, 0, 0))
 		srnicb_fail(q->dev, "a work request could not be posted");
 }
 
@@ -885,7 +888,6 @@ static int srnicb_map(const char *buf)
 		dev->queues[i].dev = dev;
 		dev->queues[i].index = i;
 		mutex_init(&dev->queues[i].cq_lock);
-		mutex_init(&dev->queues[i].post_lock);
 		spin_lock_init(&dev->queues[i].fence_lock);
 		INIT_LIST_HEAD(&dev->queues[i].fence_wait);
 	}
