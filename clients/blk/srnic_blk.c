@@ -565,7 +565,7 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 		atomic_add(2, &cmd->pending);
 		r = srnicb_post_rdma(q, rq->tag, SRNIC_WR_RDMA_WRITE, SRNICB_WR_DATA, off, len, mr.lkey);
 		if (!r) {
-			/* Posted: the fence numbered next_fence is not yet. */
+			/* Posted before the fence numbered next_fence is. */
 			spin_lock(&q->fence_lock);
 			cmd->fence = q->next_fence;
 			list_add_tail(&cmd->fence_entry, &q->fence_wait);

@@ -25,8 +25,8 @@
 //!
 //! Locks, in the order they nest: `tx` (transmit state, held while sending; a
 //! mutex), the socket's lock, `rx` (receive state), then the leaves `conn`,
-//! `sq`, `rq`, `reads` (the ORQ and IRD count), the CQ rings and the MR
-//! table. All but `tx` are
+//! `sq`, `rq`, `reads` (the ORQ and IRD count; reset under `conn` when a
+//! connection starts), the CQ rings and the MR table. All but `tx` are
 //! bottom-half-safe spinlocks (`sys::sync::SpinLockBh`): the receive path
 //! takes them in softirq context, so nothing under them sleeps. The receive
 //! side never takes `tx`: a TERMINATE it must send is handed over in `conn`
