@@ -385,9 +385,19 @@ impl Qp {
 
     /// Completes every outstanding work request: the oldest send request still
     /// in progress with `head_status`, everything else with WR_FLUSH_ERR.
+    ///
+    /// Waits for a transmit run under way (takes `tx`; the caller holds no
+    /// QP lock): a send request whose last byte TCP has taken completes with
+    /// success when that run gets back from the socket, as in siw, whose
+    /// flush waits for its transmitter under the QP's state lock. Without it
+    /// a peer that closes as soon as it has the last message (the close runs
+    /// the receive work on the other CPU, possibly inside the send's own
+    /// `release_sock`) has that message flushed although it arrived. The
+    /// run checks the state between FPDUs, so it stops soon after a failure.
     pub(super) fn flush(&self, head_status: u32, term: u32) {
         let mut send_due = Due::default();
         {
+            let _tx = self.tx.lock();
             let mut sq = self.sq.lock();
             let mut first = true;
             while let Some(slot) = sq.pop() {

@@ -98,6 +98,11 @@ fn server(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     let inbox = pd.reg_buffer(MrBuffer::new(64)?, AccessFlags::LOCAL_WRITE)?;
     // SAFETY: `inbox` is never read; the receive only has to be flushed.
     qp.post_recv(&[unsafe { RecvWr::new(7, vec![inbox.sge(..)?]) }])?;
+    // The earliest the stall can start: the peer cannot request the READ
+    // before it has the region, so TCP's user timeout (which runs from its
+    // first zero-window probe) starts after this. The "requested" message
+    // can reach this process later than that.
+    let offered = Instant::now();
     ctl.send(format!("mr {}", mr_to_str(&r.remote())))?;
     ctl.expect("requested")?;
     let requested = Instant::now();
@@ -120,7 +125,7 @@ fn server(env: &Env, c: &mut Checks, o: &Opts) -> Res {
     // The stall timeout, then at most the wait bound.
     let bound = Duration::from_millis(o.stall_ms) + t;
     let ev = event_after_established(&qp, requested + bound)?;
-    let took = requested.elapsed();
+    let took = offered.elapsed();
     touch(&o.errored, "errored\n")?;
     let kind = ev.map(|e| e.kind);
     c.ok(
