@@ -16,8 +16,8 @@ srv=$(peer_wait vc 60)
 prc=$?
 echo "-- server side (peer):"
 echo "$srv"
-expect_eq "client exit status" "$rc" 0
-expect_eq "server exit status" "$prc" 0
+vmtp_expect_eq "client exit status" "$rc" 0
+vmtp_expect_eq "server exit status" "$prc" 0
 check "client printed 'vmtp_example: OK'" sh -c 'echo "$1" | grep -qx "vmtp_example: OK"' _ "$out"
 check "server printed 'vmtp_example: OK'" sh -c 'echo "$1" | grep -qx "vmtp_example: OK"' _ "$srv"
 expect_idle

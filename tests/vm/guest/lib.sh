@@ -802,6 +802,12 @@ vmtp_fail() {
 	fail "$*"
 }
 
+# vmtp_expect_eq DESCRIPTION GOT WANT: expect_eq, failing with vmtp_fail (the
+# counters of both VMs say what happened).
+vmtp_expect_eq() {
+	if [ "$2" = "$3" ]; then echo "ok: $1 ($2)"; else vmtp_fail "$1: got '$2', want '$3'"; fi
+}
+
 # load_srnic: load srnic in this VM only.
 load_srnic() {
 	srnic_loaded || insmod "$SRNIC_KO" || fail "insmod"
