@@ -8,6 +8,9 @@
 //! credentials; its receive buffer is charged to the creator's budget), the
 //! last one to leave ends it ([`Stack::leave`]): its callback is removed and
 //! the registry forgets it; the socket itself goes with the last reference.
+//! An ended stack's work reads no more datagrams and answers none: the next
+//! stack of the namespace may already be there, and both sockets get a copy
+//! of every datagram.
 //!
 //! Receiving: the socket's callback (softirq) queues the stack's work (on
 //! the data path's queue, as a QP's receive work); one
@@ -278,14 +281,24 @@ impl Stack {
                 continue;
             };
             let member = match destination(packet) {
-                Ok((entity, role)) => self
-                    .table
-                    .lock()
-                    .entries
-                    .iter()
-                    .flatten()
-                    .find(|e| e.entity == entity && e.role == role)
-                    .map(|e| e.member.clone()),
+                Ok((entity, role)) => {
+                    let t = self.table.lock();
+                    // An ended stack answers nothing and does not come
+                    // back: its socket lives on until the last reference
+                    // goes (this work's among them), and a stack made since
+                    // for the namespace, whose socket gets a copy of every
+                    // datagram too, may have the entity this one would
+                    // call nonexistent (its server would then discard the
+                    // Response as unacknowledged).
+                    if t.ended {
+                        return;
+                    }
+                    t.entries
+                        .iter()
+                        .flatten()
+                        .find(|e| e.entity == entity && e.role == role)
+                        .map(|e| e.member.clone())
+                }
                 Err(e) => {
                     stats::add(drop_counter(e), 1);
                     continue;
@@ -297,8 +310,10 @@ impl Stack {
             }
         }
         drop(rx);
-        // More may be queued: yield, and come back.
-        self.kick();
+        // More may be queued: yield, and come back (unless ended meanwhile).
+        if !self.table.lock().ended {
+            self.kick();
+        }
     }
 
     /// A packet for an entity this namespace does not have.
