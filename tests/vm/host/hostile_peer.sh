@@ -21,6 +21,7 @@
 # (The CRCs srnic sends are checked by the peer itself, srnic-vmtest hostile.)
 # Frames of the hostile peer are malformed on purpose and not checked.
 set -euo pipefail
+. "$(dirname "$0")/iwarp_tshark.sh"
 logs=$1
 pcap=$logs/files/hostile.pcap runs=$logs/files/hostile.runs
 [ -s "$pcap" ] && [ -s "$runs" ] || { echo "missing $pcap or $runs"; exit 1; }
@@ -34,7 +35,7 @@ fields=(tcp.stream ip.src tcp.srcport tcp.dstport _ws.malformed tcp.payload
 	iwarp_rdma.term_ddp_h iwarp_rdma.term_rdma_h)
 args=()
 for f in "${fields[@]}"; do args+=(-e "$f"); done
-tshark -n -r "$pcap" --disable-protocol rpcordma --disable-protocol smb_direct \
+tshark "${IWARP_TSHARK[@]}" -r "$pcap" \
 	-T fields -E separator=/t -E occurrence=a -E aggregator='|' "${args[@]}" \
 	>"$logs/hostile_tshark.fields" 2>"$logs/hostile_tshark.stderr"
 echo "tshark: $(wc -l <"$logs/hostile_tshark.fields") frames decoded ($logs/hostile_tshark.fields)"

@@ -22,6 +22,7 @@
 #   bytes (ULPDU 46), N WRITEs of SIZE bytes and 2N SENDs of 16 bytes; nothing
 #   else (no TERMINATE).
 set -euo pipefail
+. "$(dirname "$0")/iwarp_tshark.sh"
 logs=$1
 pcap=$logs/files/siw.pcap runs=$logs/files/siw.runs
 [ -s "$pcap" ] && [ -s "$runs" ] || { echo "missing $pcap or $runs"; exit 1; }
@@ -32,14 +33,12 @@ fields=(tcp.stream ip.src tcp.srcport tcp.dstport _ws.malformed _ws.expert.sever
 	iwarp_ddp.last_flag iwarp_rdma.rdmardsz)
 args=()
 for f in "${fields[@]}"; do args+=(-e "$f"); done
-# Payloads are rping's text, not RPC-over-RDMA or SMB Direct: keep those
-# heuristic dissectors out.
-tshark -n -r "$pcap" --disable-protocol rpcordma --disable-protocol smb_direct \
+tshark "${IWARP_TSHARK[@]}" -r "$pcap" \
 	-T fields -E separator=/t -E occurrence=a -E aggregator='|' "${args[@]}" \
 	>"$logs/siw_tshark.fields" 2>"$logs/siw_tshark.stderr"
 echo "tshark: $(wc -l <"$logs/siw_tshark.fields") frames decoded ($logs/siw_tshark.fields)"
 # Wireshark's verdict on every CRC it checked.
-tshark -n -r "$pcap" --disable-protocol rpcordma --disable-protocol smb_direct -V 2>/dev/null |
+tshark "${IWARP_TSHARK[@]}" -r "$pcap" -V 2>/dev/null |
 	awk '/CRC check: .*\(Good CRC32\)/ { g++ } /Bad CRC32/ { b++ } END { print g + 0, b + 0 }' \
 	>"$logs/siw_tshark.crc"
 python3 - "$logs/siw_tshark.fields" "$runs" "$logs/siw_tshark.crc" "${fields[@]}" <<'PY'
