@@ -7,10 +7,11 @@
 # its reason on b, a Request to nobody is answered with NONEXISTENT_ENTITY,
 # nothing reaches the server's user, and the server still answers.
 . /srnic/lib.sh
+FAIL_DIAG=vmtp_counters
 unload_srnic_both
 load_srnic_both
 peer_bg vbad "srnic vmtp serve -a $PEER -D 100 -C 1 -t 120"
-rmpp_wait_ready vbad || vmtp_fail "server not ready"
+rmpp_wait_ready vbad || fail "server not ready"
 K=20
 # kind:counter on b
 CASES="short:drop_short badver:drop_bad_header badlen:drop_bad_header garbage:drop_bad_header
@@ -26,7 +27,7 @@ all_counted() {
 	done
 	[ $n -ge $((9 * K)) ]
 }
-wait_until 30 all_counted || vmtp_fail "not every injected packet was counted"
+wait_until 30 all_counted || fail "not every injected packet was counted"
 expect_eq "short" "$(peer_vmtp_stat drop_short)" $K
 expect_eq "bad version, bad length, garbage" "$(peer_vmtp_stat drop_bad_header)" $((3 * K))
 expect_eq "bad checksum" "$(peer_vmtp_stat drop_checksum)" $K
@@ -36,6 +37,6 @@ expect_eq "unknown entity" "$(peer_vmtp_stat drop_unknown_entity)" $K
 expect_eq "NONEXISTENT_ENTITY answers" "$(peer_vmtp_stat notifies_sent)" $K
 expect_eq "Requests that reached the server's user" "$(peer_vmtp_stat requests)" 0
 check "the server still answers" srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C 1 -S 1000
-peer_wait vbad 60 || vmtp_fail "server"
+peer_wait vbad 60 || fail "server"
 peer "dmesg" | grep -E "BUG|WARNING|Oops" && fail "kernel report on b"
 pass

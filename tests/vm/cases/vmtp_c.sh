@@ -6,6 +6,7 @@
 # checks them; the client's closing acknowledges the Response, so the server
 # sees it acknowledged. Both print "vmtp_example: OK".
 . /srnic/lib.sh
+FAIL_DIAG=vmtp_counters
 load_srnic_both
 peer_bg vc "vmtp_example -s $PEER -D 321"
 rmpp_wait_ready vc || fail "the C server did not start"
@@ -16,8 +17,8 @@ srv=$(peer_wait vc 60)
 prc=$?
 echo "-- server side (peer):"
 echo "$srv"
-vmtp_expect_eq "client exit status" "$rc" 0
-vmtp_expect_eq "server exit status" "$prc" 0
+expect_eq "client exit status" "$rc" 0
+expect_eq "server exit status" "$prc" 0
 check "client printed 'vmtp_example: OK'" sh -c 'echo "$1" | grep -qx "vmtp_example: OK"' _ "$out"
 check "server printed 'vmtp_example: OK'" sh -c 'echo "$1" | grep -qx "vmtp_example: OK"' _ "$srv"
 expect_idle

@@ -8,6 +8,7 @@
 # resends the blocks of the dropped packets (its retransmitted_blocks against
 # netem's drop counter), never whole groups.
 . /srnic/lib.sh
+FAIL_DIAG=vmtp_counters
 unload_srnic_both
 load_srnic_both
 netem_off() {
@@ -21,12 +22,12 @@ LOSSES="0.1 1 5"
 T="--max-retries 50 -t 300"
 total=$((3 * N))
 peer_bg vlsrv "srnic vmtp serve -a $PEER -D 100 -C $total -t 600"
-rmpp_wait_ready vlsrv || vmtp_fail "server not ready"
+rmpp_wait_ready vlsrv || fail "server not ready"
 for loss in $LOSSES; do
 	q="netem loss $loss% duplicate 1% delay 1ms reorder 10% 50%"
 	/bin/tc qdisc replace dev eth0 root $q || fail "tc netem on a"
 	peer "/bin/tc qdisc replace dev eth0 root $q" || fail "tc netem on b"
-	srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C "$N" -S $SIZES $T || vmtp_fail "ping at $loss % loss"
+	srnic vmtp ping -a "$ADDR" -s "$PEER:100" -C "$N" -S $SIZES $T || fail "ping at $loss % loss"
 	echo "ok: $loss % loss: $N transactions, each Request once, each Response verified;" \
 		"blocks resent a $(vmtp_stat retransmitted_blocks) b $(peer_vmtp_stat retransmitted_blocks)," \
 		"duplicates a $(vmtp_stat duplicates) b $(peer_vmtp_stat duplicates)"
@@ -41,11 +42,11 @@ netem_off
 # every block of the dropped packets again (at least twice the drops less the
 # packets without data), and not whole groups.
 peer_bg vlsel "srnic vmtp serve -a $PEER -D 101 -C $((2 * N)) -t 600 --response-timeout-ms 2000"
-rmpp_wait_ready vlsel || vmtp_fail "second server not ready"
+rmpp_wait_ready vlsel || fail "second server not ready"
 /bin/tc qdisc replace dev eth0 root netem loss 5% || fail "tc netem on a"
 rb0=$(vmtp_stat retransmitted_blocks) tx0=$(vmtp_stat tx_packets)
 srnic vmtp ping -a "$ADDR" -s "$PEER:101" -C $((2 * N)) -S 16384 $T --response-timeout-ms 2000 ||
-	vmtp_fail "ping with 5 % loss on a"
+	fail "ping with 5 % loss on a"
 # (Before anything else uses the link.)
 stat=$(/bin/tc -s qdisc show dev eth0)
 /bin/tc qdisc del dev eth0 root
@@ -57,18 +58,18 @@ rb=$(($(vmtp_stat retransmitted_blocks) - rb0)) tx=$(($(vmtp_stat tx_packets) - 
 data=$((2 * N * 16 + rb / 2))
 other=$((sent + drops - data))
 echo "a: $tx VMTP packets, $data with data; netem dropped $drops of $((sent + drops)) ($other without data); blocks resent: $rb"
-[ "$drops" -gt 0 ] || vmtp_fail "netem dropped nothing"
+[ "$drops" -gt 0 ] || fail "netem dropped nothing"
 # Selective: a group's blocks are not all sent again for a loss (that would
 # be 32 blocks per lost packet). Under emulation a sender can take longer
 # than the receiver's group timeout (TS1, 10 ms) between the packets of one
 # group; the receiver then also asks for blocks still on their way, which
 # are sent twice: so the bound is eight blocks per dropped packet (a
 # quarter of a group), not exactly two.
-[ "$rb" -le $((8 * drops)) ] || vmtp_fail "$rb blocks resent for $drops dropped packets: not selective"
-[ "$rb" -ge $((2 * (drops - other))) ] || vmtp_fail "$rb blocks resent for $drops dropped packets ($other without data): some not resent"
+[ "$rb" -le $((8 * drops)) ] || fail "$rb blocks resent for $drops dropped packets: not selective"
+[ "$rb" -ge $((2 * (drops - other))) ] || fail "$rb blocks resent for $drops dropped packets ($other without data): some not resent"
 echo "ok: selective retransmission: $rb blocks resent for $drops dropped packets"
-peer_wait vlsel 120 || vmtp_fail "second server"
-peer_wait vlsrv 120 || vmtp_fail "server"
+peer_wait vlsel 120 || fail "second server"
+peer_wait vlsrv 120 || fail "server"
 expect_eq "failed transactions" "$(vmtp_stat failed)" 0
 expect_eq "requests b received whole" "$(peer_vmtp_stat requests)" $((total + 2 * N))
 pass

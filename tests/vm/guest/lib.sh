@@ -388,7 +388,16 @@ long_only() {
 }
 # fail MESSAGE: fails the case. The first MESSAGE also goes to the case's
 # "not ok" line, which survives where a log is cut short (CI excerpts).
+# FAIL_DIAG: a command a case sets once, near its top, that prints what would
+# explain a failure (vmtp_counters, say); fail runs it first, once, so that
+# every way of failing (fail, check, expect_eq, a helper's own fail) shows it.
 fail() {
+	if [ -n "${FAIL_DIAG:-}" ]; then
+		local diag=$FAIL_DIAG
+		FAIL_DIAG=
+		echo "-- $diag (the case's FAIL_DIAG):"
+		$diag
+	fi
 	echo "FAIL: $*"
 	[ -f /tmp/.case_why ] || echo "$*" | tr '\n' ' ' | cut -c1-300 >/tmp/.case_why
 	echo 1 >/tmp/.case_rc
@@ -795,17 +804,13 @@ vmtp_stat() { srnic stats | sed -n "s/^vmtp_$1: //p"; }
 # peer_vmtp_stat NAME: the same on the peer.
 peer_vmtp_stat() { peer "srnic stats" | sed -n "s/^vmtp_$1: //p"; }
 
-# vmtp_fail REASON: prints both VMs' VMTP counters, then fails the case.
-vmtp_fail() {
-	echo "-- a:"; srnic stats | grep '^vmtp_'
-	echo "-- b:"; peer "srnic stats" | grep '^vmtp_'
-	fail "$*"
-}
-
-# vmtp_expect_eq DESCRIPTION GOT WANT: expect_eq, failing with vmtp_fail (the
-# counters of both VMs say what happened).
-vmtp_expect_eq() {
-	if [ "$2" = "$3" ]; then echo "ok: $1 ($2)"; else vmtp_fail "$1: got '$2', want '$3'"; fi
+# vmtp_counters: both VMs' VMTP counters, raw IPv4 sockets (a VMTP stack is
+# one of protocol 81, "0051" in /proc/net/raw) and entities: the FAIL_DIAG of
+# the VMTP cases.
+vmtp_counters() {
+	local what="srnic stats | grep '^vmtp_'; echo '/proc/net/raw:'; cat /proc/net/raw; srnic res vmtp"
+	echo "-- a:"; sh -c "$what"
+	echo "-- b:"; peer "$what"
 }
 
 # load_srnic: load srnic in this VM only.
