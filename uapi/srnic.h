@@ -943,7 +943,8 @@ struct srnic_vmtp_stats {
 	__u64 drop_table_full;	/* Requests refused for want of a client record */
 	__u64 drop_no_buffer;	/* Requests that found no posted buffer (the client retries) */
 	__u64 tx_errors;	/* packets that could not be sent */
-	__u64 reserved[4];
+	__u64 blocks_requested;	/* 512-byte blocks asked of peers again (RETRY Notifies sent) */
+	__u64 reserved[3];
 };
 
 #define SRNIC_IOCTL_VMTP_CREATE		_IOWR(SRNIC_IOCTL_MAGIC, 0x60, struct srnic_vmtp_create)

@@ -193,7 +193,7 @@ protocol_counters!(Vmtp, VMTP, SrnicVmtpStats, fill_vmtp, "VMTP":
     responses_discarded, tx_packets, rx_packets, tx_bytes, rx_bytes, retransmitted_blocks,
     timeouts, notifies_sent, notifies_received, duplicates, drop_short, drop_bad_header,
     drop_checksum, drop_unsupported, drop_unknown_entity, drop_stale, drop_malformed,
-    drop_table_full, drop_no_buffer, tx_errors,
+    drop_table_full, drop_no_buffer, tx_errors, blocks_requested,
 );
 
 /// Adds `n` to a protocol counter.

@@ -935,7 +935,9 @@ pub struct srnic_vmtp_stats {
     pub drop_no_buffer: u64,
     #[doc = " packets that could not be sent"]
     pub tx_errors: u64,
-    pub reserved: [u64; 4usize],
+    #[doc = " 512-byte blocks asked of peers again (RETRY Notifies sent)"]
+    pub blocks_requested: u64,
+    pub reserved: [u64; 3usize],
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone, PartialEq, Eq)]
@@ -1634,6 +1636,7 @@ macro_rules! srnic_abi_structs {
                 drop_table_full,
                 drop_no_buffer,
                 tx_errors,
+                blocks_requested,
                 reserved
             ]
         );

@@ -236,6 +236,7 @@ impl Entity {
         stats::add(Vmtp::retransmitted_blocks, new(c.retransmitted_blocks, s.retransmitted_blocks));
         stats::add(Vmtp::timeouts, new(c.timeouts, s.timeouts));
         stats::add(Vmtp::notifies_sent, new(c.notifies_sent, s.notifies_sent));
+        stats::add(Vmtp::blocks_requested, new(c.blocks_requested, s.blocks_requested));
         stats::add(Vmtp::notifies_received, new(c.notifies_received, s.notifies_received));
         stats::add(Vmtp::duplicates, new(c.duplicates, s.duplicates));
         g.seen = c;

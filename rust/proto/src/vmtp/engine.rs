@@ -491,6 +491,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// Notifies sent.
     pub notifies_sent: u64,
+    /// Blocks the RETRY Notifies sent asked the peer to send again.
+    pub blocks_requested: u64,
     /// Notifies acted on.
     pub notifies_received: u64,
     /// Duplicate packets recognised.
@@ -517,6 +519,19 @@ pub(super) struct Notify {
     control: u32,
     delivery: u32,
     code: u32,
+    /// The blocks it asks for ([`asked`]).
+    asked: u32,
+}
+
+/// The blocks a Notify with `rcode` about a `size`-byte segment of which
+/// `delivery` arrived asks the peer to send again: the missing ones for
+/// RETRY, none otherwise.
+pub(super) fn asked(rcode: u32, size: u32, delivery: u32) -> u32 {
+    if rcode == code::RETRY {
+        (group::all_blocks(size) & !delivery).count_ones()
+    } else {
+        0
+    }
 }
 
 /// The VMTP engine of one host.
@@ -768,6 +783,10 @@ where
         };
         repr.emit(&mut Packet::new_unchecked(&mut header[..]));
         self.counters.notifies_sent = self.counters.notifies_sent.saturating_add(1);
+        self.counters.blocks_requested = self
+            .counters
+            .blocks_requested
+            .saturating_add(u64::from(n.asked));
         Some(Transmit {
             to: n.to,
             payload: None,
@@ -979,11 +998,7 @@ pub(super) fn tx_diff(a: u32, b: u32) -> i32 {
 /// blocks exist in the segment and the data holds exactly them (padded).
 /// Returns the data without the padding.
 pub(super) fn check_data<'a>(r: &Repr, data: &'a [u8]) -> Result<&'a [u8], RxDrop> {
-    let size = if r.code.has(code::SDA) {
-        r.segment_size
-    } else {
-        0
-    };
+    let size = r.segment_len();
     if size > group::MAX_GROUP_BYTES {
         return Err(RxDrop::Unsupported);
     }

@@ -523,6 +523,15 @@ impl Repr {
         })
     }
 
+    /// The message's segment bytes: SegmentSize with SDA, else none.
+    pub fn segment_len(&self) -> u32 {
+        if self.code.has(code::SDA) {
+            self.segment_size
+        } else {
+            0
+        }
+    }
+
     /// Bytes of the whole packet: header, data, checksum.
     pub fn buffer_len(&self) -> usize {
         HEADER_LEN

@@ -10,8 +10,8 @@ use super::super::entity::EntityId;
 use super::super::group;
 use super::super::wire::{code, ctrl, Code, Function, Repr, HEADER_LEN};
 use super::{
-    check_data, tx_diff, Addr, CallError, Completion, Csr, Ends, Engine, Handle, Local, Notify,
-    Outgoing, Placements, Role, RxDrop, Transmit, TxStatus,
+    asked, check_data, tx_diff, Addr, CallError, Completion, Csr, Ends, Engine, Handle, Local,
+    Notify, Outgoing, Placements, Role, RxDrop, Transmit, TxStatus,
 };
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,6 +79,7 @@ impl ClientTx {
             control: 0,
             delivery: group::all_blocks(self.resp_size),
             code: code::OK,
+            asked: 0,
         })
     }
 
@@ -236,11 +237,7 @@ where
             self.notify_server(src, r, 0, code::BAD_TRANSACTION_ID);
             return Err(RxDrop::Stale);
         }
-        let size = if r.code.has(code::SDA) {
-            r.segment_size
-        } else {
-            0
-        };
+        let size = r.segment_len();
         match tx.phase {
             Phase::Awaiting => {
                 // The Request has arrived: stop sending it.
@@ -317,6 +314,7 @@ where
             control: 0,
             delivery,
             code: rcode,
+            asked: asked(rcode, r.segment_len(), delivery),
         });
     }
 
@@ -430,6 +428,7 @@ where
                             control: 0,
                             delivery: tx.resp_mask,
                             code: code::RETRY,
+                            asked: asked(code::RETRY, tx.resp_size, tx.resp_mask),
                         });
                         n = n.saturating_add(1);
                     } else {

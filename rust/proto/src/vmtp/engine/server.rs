@@ -12,8 +12,8 @@ use super::super::entity::EntityId;
 use super::super::group;
 use super::super::wire::{code, ctrl, Code, Function, Repr, HEADER_LEN};
 use super::{
-    check_data, tx_diff, Addr, Arrival, CallError, Completion, Decision, Ends, Engine, Handle,
-    Local, Notify, Outgoing, Placements, Role, RxDrop, Transmit, Upcall,
+    asked, check_data, tx_diff, Addr, Arrival, CallError, Completion, Decision, Ends, Engine,
+    Handle, Local, Notify, Outgoing, Placements, Role, RxDrop, Transmit, Upcall,
 };
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,11 +120,7 @@ where
             return Err(RxDrop::UnknownEntity);
         };
         let data = check_data(r, data)?;
-        let size = if r.code.has(code::SDA) {
-            r.segment_size
-        } else {
-            0
-        };
+        let size = r.segment_len();
         let apg = r.control.has(ctrl::APG);
         let cfg = self.cfg;
         let csrs = self.csrs.as_mut();
@@ -304,6 +300,7 @@ where
             control: control.to_word(),
             delivery,
             code: rcode,
+            asked: asked(rcode, r.segment_len(), delivery),
         });
     }
 
@@ -499,6 +496,7 @@ where
                         control: control.to_word(),
                         delivery: c.req_mask,
                         code: code::RETRY,
+                        asked: asked(code::RETRY, c.req_size, c.req_mask),
                     });
                     n = n.saturating_add(1);
                     // A round trip for the blocks asked for (the RFC's
