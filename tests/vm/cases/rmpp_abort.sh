@@ -5,6 +5,7 @@
 # for the message is reclaimed, its pinned pages are released, and the
 # receiver goes on receiving from another sender.
 . /srnic/lib.sh
+FAIL_DIAG=rmpp_counters
 unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
@@ -13,13 +14,13 @@ check "node tables" rmpp_setup
 R="--max-retries 50 --rto-us 20000 --reclaim-ms 3000"
 T="--max-retries 100000"
 peer_bg ab "srnic rmpp recv -n 2 -C 1 --expect-abort --max-size 64M -w 1 --linger 60 $R"
-rmpp_wait_ready ab || rmpp_fail "receiver not ready"
+rmpp_wait_ready ab || fail "receiver not ready"
 srnic rmpp send -n 1 --to 2 -C 1 -S 64M -w 1 $T >/tmp/ab_send.log 2>&1 &
 s=$!
 # Wait until the message is flowing (bytes placed on b), then kill the sender.
 i=0
 while [ "$(peer_rmpp_stat rx_bytes)" -lt 1000000 ] && [ $i -lt 120 ]; do sleep 1; i=$((i + 1)); done
-[ "$(peer_rmpp_stat rx_bytes)" -ge 1000000 ] || rmpp_fail "the message never started"
+[ "$(peer_rmpp_stat rx_bytes)" -ge 1000000 ] || fail "the message never started"
 kill -9 $s
 wait $s 2>/dev/null
 echo "sender killed after $(peer_rmpp_stat rx_bytes) bytes were placed on b"

@@ -14,6 +14,7 @@
 # (16 retransmission timeouts), the linger expires (counted), the sender fails
 # after its retries, and both sides are idle again.
 . /srnic/lib.sh
+FAIL_DIAG=rmpp_counters
 unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
@@ -27,15 +28,15 @@ peer "/bin/tc qdisc replace dev eth0 root netem loss 100%" || fail "netem on b"
 peer_bg lg "srnic rmpp recv -n 2 -C 1 -w 1 --rto-us 500000 &&
 	srnic stats >/tmp/lg.stats && cat /sys/module/srnic/refcnt >/tmp/lg.refcnt;
 	/bin/tc qdisc del dev eth0 root"
-rmpp_wait_ready lg || rmpp_fail "receiver not ready"
+rmpp_wait_ready lg || fail "receiver not ready"
 srnic rmpp send -n 1 --to 2 -C 1 -S 1000 -t 60 ||
-	rmpp_fail "the sender of a message its receiver took and then exited"
-peer_wait lg 60 || rmpp_fail "receiver"
+	fail "the sender of a message its receiver took and then exited"
+peer_wait lg 60 || fail "receiver"
 expect_eq "b's endpoint lingered after its program exited" "$(b_stat lg endpoints_lingering)" 1
 expect_eq "b's lingering endpoint held the message for its GCH" "$(b_stat lg active_recvs)" 1
 expect_eq "the lingering endpoint held srnic.ko" "$(peer "cat /tmp/lg.refcnt")" 1
 lingered() { [ "$(peer_rmpp_stat endpoints_lingering)" = 0 ]; }
-wait_until 10 lingered || rmpp_fail "b still lingers"
+wait_until 10 lingered || fail "b still lingers"
 expect_eq "sends delivered on a" "$(rmpp_stat msgs_sent)" 1
 expect_eq "lingers expired on b" "$(peer_rmpp_stat linger_expired)" 0
 expect_idle
@@ -45,14 +46,14 @@ expect_idle
 peer "/bin/tc qdisc replace dev eth0 root netem loss 100%" || fail "netem on b"
 peer_bg lg2 "srnic rmpp recv -n 4 -C 1 -w 1 --rto-us 20000; sleep 1;
 	srnic stats >/tmp/lg2.stats; /bin/tc qdisc del dev eth0 root"
-rmpp_wait_ready lg2 || rmpp_fail "receiver not ready"
+rmpp_wait_ready lg2 || fail "receiver not ready"
 if srnic rmpp send -n 3 --to 4 -C 1 -S 1000 -t 60 --max-retries 10 >/tmp/lg2_send.log 2>&1; then
 	cat /tmp/lg2_send.log
-	rmpp_fail "a send whose receiver was gone for good completed"
+	fail "a send whose receiver was gone for good completed"
 fi
 cat /tmp/lg2_send.log
-grep -q "RetryExc" /tmp/lg2_send.log || rmpp_fail "the sender did not fail on its retries"
-peer_wait lg2 60 || rmpp_fail "receiver"
+grep -q "RetryExc" /tmp/lg2_send.log || fail "the sender did not fail on its retries"
+peer_wait lg2 60 || fail "receiver"
 expect_eq "b's linger ended before its egress came back" "$(b_stat lg2 endpoints_lingering)" 0
 expect_eq "lingers expired on b" "$(b_stat lg2 linger_expired)" 1
 expect_eq "sends failed on a" "$(rmpp_stat send_failed)" 1

@@ -8,6 +8,7 @@
 # message's MSGEND was lost, its lingering endpoint still answers the sender
 # (rmpp_linger tests this on purpose).
 . /srnic/lib.sh
+FAIL_DIAG=rmpp_counters
 unload_srnic_both
 load_srnic_both
 trace_start
@@ -34,10 +35,10 @@ for loss in $LOSSES; do
 	rt0=$(rmpp_stat retransmits)
 	dup0=$(peer_rmpp_stat drop_duplicate)
 	peer_bg loss "srnic rmpp recv -n $nid -C $N -S $SIZES --max-size 32K -w 16 $T"
-	rmpp_wait_ready loss || rmpp_fail "receiver not ready"
+	rmpp_wait_ready loss || fail "receiver not ready"
 	srnic rmpp send -n $((nid - 1)) --to $nid -C $N -S $SIZES -w 8 $T ||
-		rmpp_fail "send at ${loss}% loss"
-	peer_wait loss 900 || rmpp_fail "receive at ${loss}% loss"
+		fail "send at ${loss}% loss"
+	peer_wait loss 900 || fail "receive at ${loss}% loss"
 	echo "loss ${loss}%: $N messages delivered in order, exactly once;" \
 		"retransmits $(($(rmpp_stat retransmits) - rt0))," \
 		"duplicates dropped on b $(($(peer_rmpp_stat drop_duplicate) - dup0))"

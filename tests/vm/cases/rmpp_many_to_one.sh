@@ -4,6 +4,7 @@
 # rule), no receive queue or CQ overflows, every message arrives verified and in
 # order per sender.
 . /srnic/lib.sh
+FAIL_DIAG=rmpp_counters
 unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
@@ -15,14 +16,14 @@ T="--max-retries 100000"
 srnic rmpp recv -n 1 -C $((3 * N)) -S $SIZES --max-size 64K -w 16 \
 	--max-rcv-buf 24 --nodes 4 --max-data-pkts 16 $T >/tmp/m2o.log 2>&1 &
 r=$!
-local_wait_ready /tmp/m2o.log || rmpp_fail "receiver not ready"
+local_wait_ready /tmp/m2o.log || fail "receiver not ready"
 for s in 2 4 6; do
 	peer_bg m2o$s "srnic rmpp send -n $s --to 1 -C $N -S $SIZES -w 4 $T"
 done
 for s in 2 4 6; do
-	peer_wait m2o$s 900 || rmpp_fail "sender $s"
+	peer_wait m2o$s 900 || fail "sender $s"
 done
-wait $r || { cat /tmp/m2o.log; rmpp_fail "receiver"; }
+wait $r || { cat /tmp/m2o.log; fail "receiver"; }
 cat /tmp/m2o.log
 echo "a: $(rmpp_stats_line)"
 lim=$(rmpp_stat grants_limited)

@@ -10,6 +10,7 @@
 # timeouts wait for the measured round trip (its estimate in srnic res), not
 # the ceiling.
 . /srnic/lib.sh
+FAIL_DIAG=rmpp_counters
 unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
@@ -29,10 +30,10 @@ run() {
 	r0=$(rmpp_stat naks_received)
 	p0=$(rmpp_stat resent_packets)
 	peer_bg nak "srnic rmpp recv -n $2 -C $N -S $SIZES --max-size 64K -w 16 --nak $4 $T"
-	rmpp_wait_ready nak || rmpp_fail "receiver ($4) not ready"
+	rmpp_wait_ready nak || fail "receiver ($4) not ready"
 	srnic rmpp send -n "$1" --to "$2" -C "$N" -S $SIZES -w 4 --nak "$3" $T ||
-		rmpp_fail "send with --nak $3 to --nak $4"
-	peer_wait nak 600 || rmpp_fail "receive with --nak $4 from --nak $3"
+		fail "send with --nak $3 to --nak $4"
+	peer_wait nak 600 || fail "receive with --nak $4 from --nak $3"
 	naks=$(($(peer_rmpp_stat naks_sent) - s0))
 	acted=$(($(rmpp_stat naks_received) - r0))
 	resent=$(($(rmpp_stat resent_packets) - p0))
@@ -45,15 +46,15 @@ nid=1
 for mode in selective go-back; do
 	run $nid $((nid + 1)) $mode $mode
 	nid=$((nid + 2))
-	[ "$naks" -gt 0 ] || rmpp_fail "$mode: no NAK sent at 2 % loss"
+	[ "$naks" -gt 0 ] || fail "$mode: no NAK sent at 2 % loss"
 	[ "$acted" -gt 0 ] && [ "$acted" -le "$naks" ] ||
-		rmpp_fail "$mode: NAKs acted on: $acted, sent: $naks"
+		fail "$mode: NAKs acted on: $acted, sent: $naks"
 	echo "ok: $mode NAKs recover lost data"
 done
 run $nid $((nid + 1)) off selective
 expect_eq "NAKs to a sender that offers none" "$naks" 0
 expect_eq "NAKs acted on by it" "$acted" 0
-[ "$resent" -gt 0 ] || rmpp_fail "no retransmission by timeout at 2 % loss"
+[ "$resent" -gt 0 ] || fail "no retransmission by timeout at 2 % loss"
 echo "ok: negotiated: the timeout alone recovers"
 
 # The sender's timeout follows the measured round trip (rmpp.rst,
@@ -70,21 +71,21 @@ srtt_seen() {
 }
 rt0=$(rmpp_stat retransmits)
 peer_bg rto "srnic rmpp recv -n $((nid + 1)) -C $M -S 65536 --max-size 64K --nak off $T"
-rmpp_wait_ready rto || rmpp_fail "receiver (ceiling) not ready"
+rmpp_wait_ready rto || fail "receiver (ceiling) not ready"
 t0=$(uptime_cs)
 bg_start rto_send "srnic rmpp send -n $nid --to $((nid + 1)) -C $M -S 65536 -w 1 --nak off --rto-us 2000000 $T"
-wait_until 120 srtt_seen || rmpp_fail "srnic res shows no round trip for the sender"
-wait_until 600 test -f /tmp/rto_send.rc || rmpp_fail "the sender did not end"
+wait_until 120 srtt_seen || fail "srnic res shows no round trip for the sender"
+wait_until 600 test -f /tmp/rto_send.rc || fail "the sender did not end"
 t1=$(uptime_cs)
-[ "$(cat /tmp/rto_send.rc)" = 0 ] || { cat /tmp/rto_send.log; rmpp_fail "send under the 2 s ceiling"; }
-peer_wait rto 600 || rmpp_fail "receive under the 2 s ceiling"
+[ "$(cat /tmp/rto_send.rc)" = 0 ] || { cat /tmp/rto_send.log; fail "send under the 2 s ceiling"; }
+peer_wait rto 600 || fail "receive under the 2 s ceiling"
 timeouts=$(($(rmpp_stat retransmits) - rt0))
 ms=$(((t1 - t0) * 10))
 echo "2 s ceiling, timeouts only: $M messages in $ms ms with $timeouts timeouts; srtt ${srtt} us during the run"
-[ "$timeouts" -gt 0 ] || rmpp_fail "no timeout at 2 % loss with --nak off"
-[ "$srtt" -lt 2000000 ] || rmpp_fail "srtt $srtt us is not below the ceiling"
+[ "$timeouts" -gt 0 ] || fail "no timeout at 2 % loss with --nak off"
+[ "$srtt" -lt 2000000 ] || fail "srtt $srtt us is not below the ceiling"
 [ "$ms" -lt $((timeouts * 1000)) ] ||
-	rmpp_fail "$timeouts timeouts took $ms ms: the timeout did not follow the round trip"
+	fail "$timeouts timeouts took $ms ms: the timeout did not follow the round trip"
 echo "ok: timeouts wait for the measured round trip, not the ceiling"
 netem_off
 expect_eq "send failures" "$(rmpp_stat send_failed)" 0

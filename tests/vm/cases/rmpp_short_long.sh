@@ -5,6 +5,7 @@
 # messages each way (a thousand in check-long), both directions at once; every
 # message verified byte for byte, in order, once.
 . /srnic/lib.sh
+FAIL_DIAG=rmpp_counters
 unload_srnic_both
 load_srnic_both
 check "node tables" rmpp_setup
@@ -18,33 +19,33 @@ T="--max-retries 5000"
 peer_bg r2 "srnic rmpp recv -n 2 -C $N -S $SIZES --max-size 64K -w 32 $T"
 srnic rmpp recv -n 3 -C $N -S $SIZES --max-size 64K -w 32 $T >/tmp/r3.log 2>&1 &
 r3=$!
-rmpp_wait_ready r2 || rmpp_fail "receiver on b not ready"
-local_wait_ready /tmp/r3.log || rmpp_fail "receiver on a not ready"
+rmpp_wait_ready r2 || fail "receiver on b not ready"
+local_wait_ready /tmp/r3.log || fail "receiver on a not ready"
 peer_bg s4 "srnic rmpp send -n 4 --to 3 -C $N -S $SIZES -w 16 $T"
-srnic rmpp send -n 1 --to 2 -C $N -S $SIZES -w 16 $T || rmpp_fail "send 1 -> 2"
-peer_wait s4 600 || rmpp_fail "send 4 -> 3"
-peer_wait r2 600 || rmpp_fail "receive on 2"
-wait $r3 || { cat /tmp/r3.log; rmpp_fail "receive on 3"; }
+srnic rmpp send -n 1 --to 2 -C $N -S $SIZES -w 16 $T || fail "send 1 -> 2"
+peer_wait s4 600 || fail "send 4 -> 3"
+peer_wait r2 600 || fail "receive on 2"
+wait $r3 || { cat /tmp/r3.log; fail "receive on 3"; }
 cat /tmp/r3.log
 
 # Large messages: 1 MiB and 4 MiB (and 64 MiB in check-long), a -> b.
 BIG=$(count 1M,4M 1M,4M,64M)
 NBIG=$(count 2 3)
 peer_bg big "srnic rmpp recv -n 6 -C $NBIG -S $BIG --max-size 64M -w 1 $T"
-rmpp_wait_ready big || rmpp_fail "large receiver not ready"
-srnic rmpp send -n 5 --to 6 -C $NBIG -S $BIG -w 1 $T || rmpp_fail "$BIG a -> b"
-peer_wait big 900 || rmpp_fail "large receive on b"
+rmpp_wait_ready big || fail "large receiver not ready"
+srnic rmpp send -n 5 --to 6 -C $NBIG -S $BIG -w 1 $T || fail "$BIG a -> b"
+peer_wait big 900 || fail "large receive on b"
 
 # Ping-pong (messages sent from a registered region) and a bandwidth run.
 peer_bg pp "srnic rmpp pingpong -n 8 -p 7 -s -C 20 -S 4K $T"
-rmpp_wait_ready pp || rmpp_fail "pingpong server not ready"
+rmpp_wait_ready pp || fail "pingpong server not ready"
 check "pingpong 20 x 4 KiB" srnic rmpp pingpong -n 7 -p 8 -C 20 -S 4K $T
-peer_wait pp 120 || rmpp_fail "pingpong server"
+peer_wait pp 120 || fail "pingpong server"
 NBW=$(count 8 20)
 peer_bg bw "srnic rmpp recv -n 10 -C $NBW -S 256K --max-size 256K -w 8 $T"
-rmpp_wait_ready bw || rmpp_fail "bw receiver not ready"
+rmpp_wait_ready bw || fail "bw receiver not ready"
 check "bw $NBW x 256 KiB" srnic rmpp bw -n 9 --to 10 -C $NBW -S 256K -w 4 $T
-peer_wait bw 300 || rmpp_fail "bw receiver"
+peer_wait bw 300 || fail "bw receiver"
 
 echo "a: $(rmpp_stats_line)"
 echo "b: $(rmpp_stats_line peer)"

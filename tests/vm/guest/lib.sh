@@ -792,11 +792,10 @@ local_wait_ready() {
 	grep -q ready "$1" || { cat "$1"; return 1; }
 }
 
-# rmpp_fail REASON: prints both VMs' RMPP counters, then fails the case.
-rmpp_fail() {
+# rmpp_counters: both VMs' RMPP counters, the FAIL_DIAG of the RMPP cases.
+rmpp_counters() {
 	echo "a: $(rmpp_stats_line)"
 	echo "b: $(rmpp_stats_line peer)"
-	fail "$*"
 }
 
 # vmtp_stat NAME: the value of counter vmtp_NAME here.
