@@ -194,6 +194,10 @@ start=$(date +%s)
 # thread spinning. The watchdog prints where each vCPU of such a VM is (a
 # backtrace from QEMU's gdb stub, symbolised with the kernel's vmlinux) and
 # stops the VMs; the run boots them once more, and fails if that hangs too.
+# A QEMU that dies before its guest reached its init is handled the same way
+# (seen on 2026-11-30: QEMU 10.0's TCG assertion in iotlb_to_section aborted
+# one VM while it booted; its peer would have waited the pair's grace, and
+# the run failed).
 boot_limit=${SRNIC_VM_BOOT_LIMIT:-300}
 # stop_vms: ends both VMs' QEMU (the watchdogs below).
 stop_vms() { kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true; }
@@ -202,7 +206,18 @@ boot_watch() {
 	local t=0 v port
 	while [ $t -lt "$boot_limit" ]; do
 		booted a && booted b && return 0
-		kill -0 "$pid_a" 2>/dev/null && kill -0 "$pid_b" 2>/dev/null || return 0
+		if ! kill -0 "$pid_a" 2>/dev/null || ! kill -0 "$pid_b" 2>/dev/null; then
+			# Give the other VM's init a moment to show if it got there.
+			sleep 2
+			for v in a b; do
+				booted $v && continue
+				echo $v >>"$logs/boot-hang"
+				log "VM $v did not reach its init: a QEMU ended while booting; its last words:"
+				tail -n 3 "$logs/$v.qemu" | sed 's/^/    qemu: /' >&2
+			done
+			stop_vms
+			return 0
+		fi
 		sleep 2
 		t=$((t + 2))
 	done
@@ -305,10 +320,11 @@ for attempt in 1 2; do
 	[ -z "${stamper:-}" ] || wait "$stamper" || true
 	[ -z "${progress:-}" ] || wait "$progress" || true
 	[ -f "$logs/boot-hang" ] && [ $attempt = 1 ] || break
-	log "warning: VM(s) $(tr '\n' ' ' <"$logs/boot-hang")hung while booting (before srnic was loaded); booting again"
+	log "warning: VM(s) $(tr '\n' ' ' <"$logs/boot-hang")hung or died while booting (before srnic was loaded); booting again"
 	for v in a b; do
 		mv "$logs/$v.log" "$logs/$v.log.boot-hang"
 		mv "$logs/$v.boot" "$logs/$v.boot.boot-hang"
+		mv "$logs/$v.qemu" "$logs/$v.qemu.boot-hang"
 		: >"$logs/$v.files"
 	done
 done
