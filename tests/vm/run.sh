@@ -203,20 +203,14 @@ boot_limit=${SRNIC_VM_BOOT_LIMIT:-300}
 stop_vms() { kill $(cat "$logs/a.pid" "$logs/b.pid" 2>/dev/null) 2>/dev/null || true; }
 booted() { grep -qa "srnic-vm: [0-9]* CPUs online" "$logs/$1.log" 2>/dev/null; }
 boot_watch() {
-	local t=0 v port
+	local t=0 v port died=
 	while [ $t -lt "$boot_limit" ]; do
 		booted a && booted b && return 0
 		if ! kill -0 "$pid_a" 2>/dev/null || ! kill -0 "$pid_b" 2>/dev/null; then
 			# Give the other VM's init a moment to show if it got there.
 			sleep 2
-			for v in a b; do
-				booted $v && continue
-				echo $v >>"$logs/boot-hang"
-				log "VM $v did not reach its init: a QEMU ended while booting; its last words:"
-				tail -n 3 "$logs/$v.qemu" | sed 's/^/    qemu: /' >&2
-			done
-			stop_vms
-			return 0
+			died=1
+			break
 		fi
 		sleep 2
 		t=$((t + 2))
@@ -224,6 +218,11 @@ boot_watch() {
 	for v in a b; do
 		booted $v && continue
 		echo $v >>"$logs/boot-hang"
+		if [ -n "$died" ]; then
+			log "VM $v did not reach its init: a QEMU ended while booting; its last words:"
+			tail -n 3 "$logs/$v.qemu" | sed 's/^/    qemu: /' >&2
+			continue
+		fi
 		log "VM $v did not reach its init within $boot_limit s; its last console lines and vCPUs:"
 		tr -d '\r' <"$logs/$v.boot" | tail -n 3 | sed 's/^/    /' >&2
 		port=$gdb_port_a; [ $v = b ] && port=$gdb_port_b
