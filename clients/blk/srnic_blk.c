@@ -10,9 +10,10 @@
  * uapi/srnic.h (srnic_blk_*), the design in Documentation/srnic/blk.rst.
  *
  * A blk-mq driver with one hardware queue per CPU and a queue pair each. A
- * request's pages are registered as one region (srnic_kv_reg_bvec; the
- * queue's virt_boundary makes them one contiguous range) and moved with one
- * RDMA READ or WRITE straight from or into them. A WRITE completes after a
+ * request's pages are moved with one RDMA READ or WRITE straight from or
+ * into them, posted with its bio_vecs as the local memory
+ * (srnic_kv_post_bvec: nothing is registered per request; the queue's
+ * virt_boundary makes them one contiguous range). A WRITE completes after a
  * zero-length READ behind it on the same QP (a fence) has: iWARP answers a
  * READ only after the WRITEs before it were placed (RFC 5040, section 5.5),
  * so a completed write is in the server's memory. One fence covers every
@@ -150,8 +151,6 @@ struct srnicb_cmd {
 	blk_status_t status;
 	unsigned long flags;
 #define SRNICB_AWAIT_ANSWER	0	/* the server's FLUSHED is due */
-	bool have_mr;
-	u32 mr;
 	/* A WRITE's place in its queue's fence_wait, and its fence's number. */
 	struct list_head fence_entry;
 	u32 fence;
@@ -176,14 +175,9 @@ static void srnicb_fail(struct srnicb_dev *dev, const char *why)
 static void srnicb_put(struct request *rq)
 {
 	struct srnicb_cmd *cmd = blk_mq_rq_to_pdu(rq);
-	struct srnicb_dev *dev = cmd->q->dev;
 
 	if (!atomic_dec_and_test(&cmd->pending))
 		return;
-	if (cmd->have_mr) {
-		srnic_kv_dereg_mr(dev->ctx, cmd->mr);
-		cmd->have_mr = false;
-	}
 	blk_mq_end_request(rq, cmd->status);
 }
 
@@ -505,22 +499,38 @@ static int srnicb_post_flush(struct srnicb_queue *q, u32 tag, u64 off, u64 len)
 	return srnic_kv_post(q->dev->ctx, &wr, &sge);
 }
 
-static int srnicb_post_rdma(struct srnicb_queue *q, u32 tag,
-			    u16 opcode, enum srnicb_wr_kind kind, u64 off, u32 len, u32 lkey)
+/* A fence: a zero-length RDMA READ (the tag is its number). */
+static int srnicb_post_fence(struct srnicb_queue *q, u32 seq)
 {
 	struct srnic_post_wr wr = {
-		.qp_handle = q->qp, .opcode = opcode, .num_sge = len ? 1 : 0,
-		.flags = SRNIC_SEND_SIGNALED, .wr_id = srnicb_wr_id(kind, tag),
-		.remote_addr = q->dev->exp_addr + off, .rkey = q->dev->exp_rkey,
+		.qp_handle = q->qp, .opcode = SRNIC_WR_RDMA_READ,
+		.flags = SRNIC_SEND_SIGNALED, .wr_id = srnicb_wr_id(SRNICB_WR_FENCE, seq),
+		.remote_addr = q->dev->exp_addr, .rkey = q->dev->exp_rkey,
 	};
-	struct srnic_sge sge = { .addr = SRNICB_IOVA, .length = len, .lkey = lkey };
 
-	return srnic_kv_post(q->dev->ctx, &wr, &sge);
+	return srnic_kv_post(q->dev->ctx, &wr, NULL);
 }
 
 /*
- * Registers the request's pages as one region and posts its work requests.
- * Returns a negative errno when nothing was posted; else 0, with *unposted
+ * The request's RDMA READ or WRITE, of its n bio_vecs at offset off of the
+ * export. -ENOMEM: nothing was posted (srnic had no memory for it, or the
+ * send queue is full); another error: the QP is broken.
+ */
+static int srnicb_post_data(struct srnicb_queue *q, struct request *rq, u16 opcode, u64 off, u32 n)
+{
+	struct srnicb_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	struct srnic_post_wr wr = {
+		.qp_handle = q->qp, .opcode = opcode,
+		.flags = SRNIC_SEND_SIGNALED, .wr_id = srnicb_wr_id(SRNICB_WR_DATA, rq->tag),
+		.remote_addr = q->dev->exp_addr + off, .rkey = q->dev->exp_rkey,
+	};
+
+	return srnic_kv_post_bvec(q->dev->ctx, &wr, cmd->bvec, n);
+}
+
+/*
+ * Posts the request's work requests. Returns a negative errno when nothing
+ * was posted (-ENOMEM or -EAGAIN: try again later); else 0, with *unposted
  * the work requests whose references were taken but that could not be
  * posted (the QP is broken).
  */
@@ -531,12 +541,8 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 	bool write = req_op(rq) == REQ_OP_WRITE;
 	bool fua = write && (rq->cmd_flags & REQ_FUA);
 	u64 off = blk_rq_pos(rq) << SECTOR_SHIFT;
-	u32 len = blk_rq_bytes(rq);
-	struct srnic_reg_mr mr = {
-		.pd_handle = dev->pd,
-		.addr = SRNICB_IOVA,
-		.access = write ? 0 : SRNIC_ACCESS_LOCAL_WRITE,
-	};
+	u32 len = blk_rq_bytes(rq), total = 0;
+	int pending = write ? 2 : 1;
 	struct req_iterator iter;
 	struct bio_vec bv;
 	unsigned int n = 0;
@@ -548,13 +554,9 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 		if (n == SRNICB_MAX_PAGES)
 			return -EIO;
 		cmd->bvec[n++] = bv;
+		total += bv.bv_len;
 	}
-	r = srnic_kv_reg_bvec(dev->ctx, &mr, cmd->bvec, n);
-	if (r)
-		return r;
-	cmd->mr = mr.mr_handle;
-	cmd->have_mr = true;
-	if (mr.length != len)
+	if (total != len)
 		return -EIO;
 
 	/*
@@ -562,8 +564,12 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 	 * FUA WRITE: the data, the FLUSH message and the server's answer.
 	 */
 	if (write && !fua) {
-		atomic_add(2, &cmd->pending);
-		r = srnicb_post_rdma(q, rq->tag, SRNIC_WR_RDMA_WRITE, SRNICB_WR_DATA, off, len, mr.lkey);
+		atomic_add(pending, &cmd->pending);
+		r = srnicb_post_data(q, rq, SRNIC_WR_RDMA_WRITE, off, n);
+		if (r == -ENOMEM || r == -EAGAIN) {
+			atomic_sub(pending, &cmd->pending);
+			return r;
+		}
 		if (!r) {
 			/* Posted before the fence numbered next_fence is. */
 			spin_lock(&q->fence_lock);
@@ -582,12 +588,16 @@ static int srnicb_submit(struct srnicb_queue *q, struct request *rq, int *unpost
 			srnicb_fail_unfenced(q);
 		return 0;
 	}
-	*unposted = write ? 2 : 1;
-	atomic_add(*unposted + fua, &cmd->pending);
+	atomic_add(pending + fua, &cmd->pending);
+	r = srnicb_post_data(q, rq, write ? SRNIC_WR_RDMA_WRITE : SRNIC_WR_RDMA_READ, off, n);
+	if (r == -ENOMEM || r == -EAGAIN) {
+		atomic_sub(pending + fua, &cmd->pending);
+		return r;
+	}
 	if (fua)
 		set_bit(SRNICB_AWAIT_ANSWER, &cmd->flags);
-	if (srnicb_post_rdma(q, rq->tag, write ? SRNIC_WR_RDMA_WRITE : SRNIC_WR_RDMA_READ,
-			     SRNICB_WR_DATA, off, len, mr.lkey))
+	*unposted = pending;
+	if (r)
 		return 0;
 	if (--*unposted == 0)
 		return 0;
@@ -621,7 +631,7 @@ static void srnicb_fence(struct srnicb_queue *q, bool completed)
 	 * A fence not posted stays busy: the failure work ends the WRITEs it
 	 * would cover, and every later one.
 	 */
-	if (post && srnicb_post_rdma(q, seq, SRNIC_WR_RDMA_READ, SRNICB_WR_FENCE, 0, 0, 0))
+	if (post && srnicb_post_fence(q, seq))
 		srnicb_fail(q->dev, "a work request could not be posted");
 }
 
@@ -642,7 +652,6 @@ static blk_status_t srnicb_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk
 	cmd->q = q;
 	cmd->status = BLK_STS_OK;
 	cmd->flags = 0;
-	cmd->have_mr = false;
 	atomic_set(&cmd->pending, 1);	/* the submitter's reference */
 	blk_mq_start_request(rq);
 
@@ -664,14 +673,10 @@ static blk_status_t srnicb_queue_rq(struct blk_mq_hw_ctx *hctx, const struct blk
 	}
 	if (r == -ENOMEM || r == -EAGAIN) {
 		/*
-		 * srnic had no memory for the region (or the context's budget
+		 * srnic had no memory for the request (or the context's budget
 		 * is spent by the requests in flight): nothing was posted, so
 		 * blk-mq may send the request again later, as nvme-rdma does.
 		 */
-		if (cmd->have_mr) {
-			srnic_kv_dereg_mr(q->dev->ctx, cmd->mr);
-			cmd->have_mr = false;
-		}
 		return BLK_STS_RESOURCE;
 	}
 	if (r)

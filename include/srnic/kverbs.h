@@ -31,10 +31,14 @@
 #include "../../uapi/srnic.h"
 
 /*
- * Version of this API. srnic refuses a client built for another version
- * (srnic_kv_open() fails with -EPROTO and the kernel log names the module).
+ * Version of this API. srnic refuses a client built for a version it does
+ * not have (srnic_kv_open() fails with -EPROTO and the kernel log names the
+ * module). Each version adds to the one before, so srnic also takes clients
+ * of every version from SRNIC_KV_API_MIN_VERSION on. Version 2 added
+ * srnic_kv_post_bvec().
  */
-#define SRNIC_KV_API_VERSION 1
+#define SRNIC_KV_API_VERSION 2
+#define SRNIC_KV_API_MIN_VERSION 1
 
 struct srnic_kv_ctx;
 
@@ -128,5 +132,19 @@ int srnic_kv_drain_qp(struct srnic_kv_ctx *ctx, u32 qp_handle);
  */
 int srnic_kv_post(struct srnic_kv_ctx *ctx, const struct srnic_post_wr *wr,
 		  const struct srnic_sge *sge);
+
+/*
+ * Posts one RDMA READ, RDMA WRITE or SEND (any SEND opcode; not RECV, not
+ * SRNIC_SEND_INLINE) whose local memory is the `nr` bio_vecs at `bv` instead
+ * of SGEs: the sink of a READ, the source of the others. They must be one
+ * contiguous range, as for srnic_kv_reg_bvec(); wr->num_sge is ignored. No
+ * region is registered: the request references the pages itself until it
+ * and every operation on it end, and no peer can name them (as kernel ULPs
+ * of the RDMA core use a PD's local_dma_lkey). The client must leave the
+ * pages alone until the request's completion, as with any post. API
+ * version 2.
+ */
+int srnic_kv_post_bvec(struct srnic_kv_ctx *ctx, const struct srnic_post_wr *wr,
+		       const struct bio_vec *bv, u32 nr);
 
 #endif /* _SRNIC_KVERBS_H */

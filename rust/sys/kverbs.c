@@ -20,9 +20,10 @@ struct srnic_kv_ctx *__srnic_kv_open(u32 api_version, struct module *owner,
 {
 	const char *name = owner ? module_name(owner) : "a built-in client";
 
-	if (api_version != SRNIC_KV_API_VERSION) {
-		pr_err("srnic: %s was built for kernel verbs API version %u, this srnic has version %u: rebuild it against this srnic's include/srnic/kverbs.h\n",
-		       name, api_version, SRNIC_KV_API_VERSION);
+	/* Each version adds to the one before: older clients still work. */
+	if (api_version < SRNIC_KV_API_MIN_VERSION || api_version > SRNIC_KV_API_VERSION) {
+		pr_err("srnic: %s was built for kernel verbs API version %u, this srnic has versions %u to %u: rebuild it against this srnic's include/srnic/kverbs.h\n",
+		       name, api_version, SRNIC_KV_API_MIN_VERSION, SRNIC_KV_API_VERSION);
 		return ERR_PTR(-EPROTO);
 	}
 	return srnic_kv_open_checked(owner, ops, priv);
@@ -51,3 +52,4 @@ EXPORT_SYMBOL_GPL(srnic_kv_reject);
 EXPORT_SYMBOL_GPL(srnic_kv_disconnect);
 EXPORT_SYMBOL_GPL(srnic_kv_drain_qp);
 EXPORT_SYMBOL_GPL(srnic_kv_post);
+EXPORT_SYMBOL_GPL(srnic_kv_post_bvec);

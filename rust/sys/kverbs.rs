@@ -282,6 +282,15 @@ kv_fn!(srnic_kv_drain_qp(c, h: u32) {
     Ok(0)
 });
 
+kv_fn!(srnic_kv_post_bvec(c, wr: *const SrnicPostWr, bv: *const RawBioVec, nr: u32) {
+    // SAFETY: by the function's contract.
+    let wr = unsafe { wr.as_ref() }.ok_or(EINVAL)?;
+    // SAFETY: the caller's `nr` bio_vecs, their pages live.
+    let (pages, offset, len) = unsafe { KernelPages::from_bvecs(bv, nr as usize) }?;
+    commands::post_pages(&c.ctx, wr, pages, offset, len)?;
+    Ok(0)
+});
+
 kv_fn!(srnic_kv_post(c, wr: *const SrnicPostWr, sge: *const SrnicSge) {
     // SAFETY: by the function's contract.
     let wr = unsafe { wr.as_ref() }.ok_or(EINVAL)?;

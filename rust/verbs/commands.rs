@@ -14,14 +14,14 @@ use crate::{
         params::{self, PrivateData},
         startup,
     },
-    sys::{shared::Vma, socket::SockAddr},
+    sys::{pages::KernelPages, shared::Vma, socket::SockAddr},
     uapi::*,
     verbs::context::Context,
     verbs::cq::Cq,
     verbs::limits,
     verbs::mr::{Mr, MrSource},
     verbs::pd::{Pd, PdUse},
-    verbs::qp::{Qp, QpCaps},
+    verbs::qp::{Local, Qp, QpCaps},
 };
 use kernel::{page::PAGE_SHIFT, prelude::*, sync::Arc};
 
@@ -293,6 +293,21 @@ fn check_post(wr: &SrnicPostWr, nsge: usize) -> Result<bool> {
     }
 }
 
+/// Posts one send work request (not RECV, not inline) whose local memory is
+/// the `len` bytes of a kernel client's `pages` from byte `offset` of the
+/// first (`srnic_kv_post_bvec`): the request gets a region of its own
+/// ([`Mr::local`]), which no table holds, no peer can name and nothing
+/// deregisters: it goes with the request.
+pub(crate) fn post_pages(ctx: &Context, wr: &SrnicPostWr, pages: KernelPages, offset: usize, len: u64) -> Result {
+    if check_post(wr, 0)? || wr.flags & SRNIC_SEND_INLINE != 0 || len == 0 || len > limits::MAX_MR_SIZE {
+        return Err(EINVAL);
+    }
+    let qp = qp(ctx, wr.qp_handle)?;
+    let access = if u32::from(wr.opcode) == SRNIC_WR_RDMA_READ { SRNIC_ACCESS_LOCAL_WRITE } else { 0 };
+    let mr = Mr::local(qp.pd(), pages, offset, len, access, ctx.mrs.budget())?;
+    qp.post_send(wr, Local::Region(mr))
+}
+
 /// Posts one work request to `qp`, checked. The payload of an inline send
 /// is gathered before this returns (the caller may reuse its buffers):
 /// `read` copies an SGE's bytes from the caller's memory (user or kernel)
@@ -307,7 +322,7 @@ pub(crate) fn post(
         return qp.post_recv(wr, sges);
     }
     if wr.flags & SRNIC_SEND_INLINE == 0 {
-        return qp.post_send(wr, sges, None);
+        return qp.post_send(wr, Local::Sges(sges));
     }
     let mut data = [0u8; limits::MAX_INLINE];
     let mut len = 0usize;
@@ -319,5 +334,5 @@ pub(crate) fn post(
         read(s, &mut data[len..len + n])?;
         len += n;
     }
-    qp.post_send(wr, &[], Some(&data[..len]))
+    qp.post_send(wr, Local::Inline(&data[..len]))
 }

@@ -31,6 +31,11 @@ use kernel::{
     sync::Arc,
 };
 
+/// The STag of a work request's own region ([`Mr::local`]): index 0, which
+/// [`MrTable`] never hands out, so no look-up finds it and no peer can name
+/// it.
+pub(crate) const LOCAL_STAG: u32 = 0;
+
 /// What an access to a region needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Need {
@@ -163,6 +168,23 @@ impl Mr {
             }
         };
         Self::new(pd, stag, va, len, access, pages, page_off, charge)
+    }
+
+    /// A work request's own region over a kernel client's pages (a post
+    /// whose local memory comes as bio_vecs, `srnic_kv_post_bvec`): `len`
+    /// bytes from byte `offset` of the first page, addressed from 0, with STag
+    /// [`LOCAL_STAG`] and in no table. Charged to `budget` as a registered
+    /// region is; it lives as long as the request (and an operation under
+    /// way on it) does.
+    pub(crate) fn local(
+        pd: &Arc<Pd>,
+        pages: KernelPages,
+        offset: usize,
+        len: u64,
+        access: u32,
+        budget: &Arc<Budget>,
+    ) -> Result<Arc<Self>> {
+        Self::register(pd, LOCAL_STAG, 0, len, access, MrSource::Kernel { pages, offset }, budget)
     }
 
     /// A region of `len` bytes addressed from `va`, over `pages` from byte

@@ -61,6 +61,11 @@ impl PdUse {
     pub(crate) fn id(&self) -> u64 {
         self.0.id
     }
+
+    /// The PD.
+    pub(crate) fn pd(&self) -> &Arc<Pd> {
+        &self.0
+    }
 }
 
 impl Drop for PdUse {

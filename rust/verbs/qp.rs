@@ -53,7 +53,7 @@ mod queues;
 mod rx;
 mod tx;
 
-pub(crate) use self::{conn::Established, rx::RxMode};
+pub(crate) use self::{conn::Established, queues::Local, rx::RxMode};
 use self::{
     conn::Conn,
     failure::Failure,
@@ -300,6 +300,11 @@ impl Qp {
     /// The PD's unique id.
     pub(crate) fn pd_id(&self) -> u64 {
         self.pd.id()
+    }
+
+    /// The QP's PD.
+    pub(crate) fn pd(&self) -> &Arc<Pd> {
+        self.pd.pd()
     }
 
     fn kick_rx(self: &Arc<Self>) {

@@ -319,6 +319,15 @@ static int kt_local(void)
 	kt_check(IS_ERR(bad) && PTR_ERR(bad) == -EPROTO, "a client of another API version is refused");
 	if (!IS_ERR(bad))
 		srnic_kv_close(bad);
+	bad = __srnic_kv_open(SRNIC_KV_API_MIN_VERSION - 1, THIS_MODULE, &kt_ops, &kt);
+	kt_check(IS_ERR(bad) && PTR_ERR(bad) == -EPROTO, "a client of a version before the first is refused");
+	if (!IS_ERR(bad))
+		srnic_kv_close(bad);
+	/* Each version adds to the one before: the oldest one's clients still work. */
+	bad = __srnic_kv_open(SRNIC_KV_API_MIN_VERSION, THIS_MODULE, &kt_ops, &kt);
+	kt_check(!IS_ERR(bad), "a client of the oldest API version is taken");
+	if (!IS_ERR(bad))
+		srnic_kv_close(bad);
 
 	kt.ctx = srnic_kv_open(&kt_ops, &kt);
 	kt_check(!IS_ERR(kt.ctx), "open");
@@ -414,6 +423,24 @@ static int kt_local(void)
 	wr.qp_handle = side.qp;
 	wr.opcode = 99;
 	kt_check(srnic_kv_post(kt.ctx, &wr, NULL) == -EINVAL, "post of an unknown opcode: EINVAL");
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL,
+		 "post_bvec of an unknown opcode: EINVAL");
+	wr.opcode = SRNIC_WR_RECV;
+	wr.flags = 0;
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL, "post_bvec of a RECV: EINVAL");
+	wr.opcode = SRNIC_WR_SEND;
+	wr.flags = SRNIC_SEND_SIGNALED | SRNIC_SEND_INLINE;
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL, "post_bvec inline: EINVAL");
+	wr.flags = SRNIC_SEND_SIGNALED;
+	bvec_set_page(&gap[0], side.bv_pages[4], 100, 0);
+	bvec_set_page(&gap[1], side.bv_pages[5], 100, 0);
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, gap, 2) == -EINVAL,
+		 "post_bvec of bio_vecs with a gap: EINVAL");
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 0) == -EINVAL &&
+		 srnic_kv_post_bvec(kt.ctx, &wr, NULL, 1) == -EINVAL, "post_bvec of no bio_vecs: EINVAL");
+	wr.qp_handle = side.qp + 100;
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL, "post_bvec to an unknown QP: EINVAL");
+	wr.qp_handle = side.qp;
 
 	kt_check(kt_qp_state(side.qp) == SRNIC_QPS_INIT, "query_qp of a new QP: INIT");
 	{
@@ -605,6 +632,52 @@ static int kt_client(void)
 	     wc.status == SRNIC_WC_SUCCESS && wc.opcode == SRNIC_WC_RDMA_WRITE && wc.wr_id == 10;
 	kt_check(ok, "RDMA WRITE of 64 KiB from a page-array region");
 
+	/*
+	 * Posts whose local memory is bio_vecs (no region): three pages of the
+	 * inverted pattern written over the start of the server's region,
+	 * read back into side.bv, then the pattern written back (the server
+	 * checks its whole region afterwards).
+	 */
+	{
+		struct bio_vec three[3];
+		size_t n = 3 * PAGE_SIZE, at = 0;
+
+		for (i = 0; i < n; i++)
+			buf[KT_LEN - n + i] = ~kt_pattern(i);
+		kt_copy(side.bv_pages + 6, 0, buf + KT_LEN - n, n, true);
+		for (i = 0; i < 3; i++)
+			bvec_set_page(&three[i], side.bv_pages[6 + i], PAGE_SIZE, 0);
+		wr.wr_id = 12;
+		ok = !srnic_kv_post_bvec(kt.ctx, &wr, three, 3) && !kt_wait_wc(side.scq, &wc) &&
+		     wc.status == SRNIC_WC_SUCCESS && wc.opcode == SRNIC_WC_RDMA_WRITE && wc.wr_id == 12;
+		kt_check(ok, "post_bvec: RDMA WRITE from bio_vecs");
+		memset(buf + KT_LEN - n, 0, n);
+		kt_copy(side.bv_pages, 0, buf + KT_LEN - n, n, true);
+		kt_copy(side.bv_pages + 3, 0, buf + KT_LEN - n, PAGE_SIZE, true);
+		wr.opcode = SRNIC_WR_RDMA_READ;
+		wr.wr_id = 13;
+		ok = ok && !srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) && !kt_wait_wc(side.scq, &wc) &&
+		     wc.status == SRNIC_WC_SUCCESS && wc.opcode == SRNIC_WC_RDMA_READ && wc.wr_id == 13 &&
+		     wc.byte_len == side.bv_mr.length;
+		kt_check(ok, "post_bvec: RDMA READ into bio_vecs");
+		for (i = 0; i < ARRAY_SIZE(side.bv) && ok; i++) {
+			u8 *va = kmap_local_page(side.bv[i].bv_page);
+			size_t k;
+
+			for (k = 0; k < side.bv[i].bv_len && ok; k++)
+				ok = va[side.bv[i].bv_offset + k] == (u8)~kt_pattern(at + k);
+			kunmap_local(va);
+			at += side.bv[i].bv_len;
+		}
+		kt_check(ok, "post_bvec: what was read back is what was written");
+		kt_copy(side.bv_pages + 6, 0, buf, n, true);
+		wr.opcode = SRNIC_WR_RDMA_WRITE;
+		wr.wr_id = 14;
+		ok = !srnic_kv_post_bvec(kt.ctx, &wr, three, 3) && !kt_wait_wc(side.scq, &wc) &&
+		     wc.status == SRNIC_WC_SUCCESS && wc.wr_id == 14;
+		kt_check(ok, "post_bvec: RDMA WRITE of the pattern back");
+	}
+
 	/* Read the first bytes back into the bio_vec region. */
 	wr.opcode = SRNIC_WR_RDMA_READ;
 	wr.wr_id = 11;
@@ -628,7 +701,17 @@ static int kt_client(void)
 	}
 	kvfree(buf);
 
-	kt_check(!kt_send_inline("done") && kt_sent(), "SEND (inline)");
+	{
+		/* The last message, a SEND from a bio_vec (the server answers inline). */
+		char text[] = "done";
+		struct bio_vec done;
+
+		kt_copy(side.bv_pages + 9, 100, text, sizeof(text), true);
+		bvec_set_page(&done, side.bv_pages[9], sizeof(text), 100);
+		wr.opcode = SRNIC_WR_SEND;
+		wr.wr_id = 2;
+		kt_check(!srnic_kv_post_bvec(kt.ctx, &wr, &done, 1) && kt_sent(), "post_bvec: SEND from a bio_vec");
+	}
 	kt_check(kt_received("ack"), "the server's answer arrived");
 	kt_check(kt_qp_state(side.qp) == SRNIC_QPS_RTS, "query_qp: RTS");
 	kt_drain(side.qp, "connected");

@@ -19,6 +19,16 @@ use kernel::{
     sync::Arc,
 };
 
+/// The local memory of a send work request.
+pub(crate) enum Local<'a> {
+    /// SGEs naming registered regions by their lkeys.
+    Sges(&'a [SrnicSge]),
+    /// The gathered payload of an inline request.
+    Inline(&'a [u8]),
+    /// A region of the request's own, whole ([`Mr::local`]).
+    Region(Arc<Mr>),
+}
+
 /// One scatter/gather element, resolved to its memory region at post time.
 #[derive(Clone, Default)]
 pub(super) struct Sge {
@@ -238,30 +248,27 @@ impl Qp {
         Ok(total)
     }
 
-    /// Posts one send work request (`SRNIC_WR_*` except RECV). `inline_data` is
-    /// the gathered payload of an inline request.
-    pub(crate) fn post_send(
-        self: &Arc<Self>,
-        wr: &SrnicPostWr,
-        sges: &[SrnicSge],
-        inline_data: Option<&[u8]>,
-    ) -> Result {
+    /// Posts one send work request (`SRNIC_WR_*` except RECV) whose local
+    /// memory is `local`.
+    pub(crate) fn post_send(self: &Arc<Self>, wr: &SrnicPostWr, local: Local<'_>) -> Result {
         if !self.state().accepts_posts() {
             return Err(EINVAL);
         }
-        if sges.len() > self.caps.max_send_sge as usize {
-            return Err(EINVAL);
+        let read = wr.opcode == SRNIC_WR_RDMA_READ as u16;
+        match &local {
+            Local::Sges(sges) if sges.len() > self.caps.max_send_sge as usize => return Err(EINVAL),
+            Local::Inline(_) if read => return Err(EINVAL),
+            Local::Region(mr) if read && mr.access & SRNIC_ACCESS_LOCAL_WRITE == 0 => return Err(EACCES),
+            _ => {}
         }
-        if wr.opcode == SRNIC_WR_RDMA_READ as u16 && inline_data.is_some() {
-            return Err(EINVAL);
-        }
+        let inline = matches!(local, Local::Inline(_));
         {
             let mut sq = self.sq.lock();
             let Some(slot) = sq.wqes.next_slot() else {
                 return Err(ENOMEM);
             };
-            let (len, nsge) = match inline_data {
-                Some(data) => {
+            let (len, nsge) = match local {
+                Local::Inline(data) => {
                     let room = self.caps.max_inline as usize;
                     if data.len() > room {
                         return Err(EINVAL);
@@ -270,18 +277,19 @@ impl Qp {
                     sq.inline[base..base + data.len()].copy_from_slice(data);
                     (data.len() as u32, 0)
                 }
-                None => {
-                    let need = if wr.opcode == SRNIC_WR_RDMA_READ as u16 {
-                        Need::LocalWrite
-                    } else {
-                        Need::LocalRead
-                    };
+                Local::Region(mr) => {
+                    let len = u32::try_from(mr.len).map_err(|_| EINVAL)?;
+                    sq.sges.of_mut(slot)[0] = Sge { addr: mr.va, len, mr: Some(mr) };
+                    (len, 1)
+                }
+                Local::Sges(sges) => {
+                    let need = if read { Need::LocalWrite } else { Need::LocalRead };
                     let len = {
                         let out = &mut sq.sges.of_mut(slot)[..sges.len()];
                         self.resolve_sges(sges, need, out)?
                     };
                     let mut nsge = sges.len();
-                    if wr.opcode == SRNIC_WR_RDMA_READ as u16 && nsge > 1 {
+                    if read && nsge > 1 {
                         // A Read Request names one sink STag and offset: several
                         // SGEs must be contiguous in one region (then they are one).
                         let contiguous = sges.windows(2).all(|w| {
@@ -308,7 +316,7 @@ impl Qp {
                 opcode: wr.opcode,
                 signaled: self.caps.sq_sig_all || wr.flags & SRNIC_SEND_SIGNALED != 0,
                 fence: wr.flags & SRNIC_SEND_FENCE != 0,
-                inline: inline_data.is_some(),
+                inline,
                 nsge,
                 len,
                 remote_addr: wr.remote_addr,

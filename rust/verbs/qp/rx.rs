@@ -230,11 +230,12 @@ impl Qp {
                 match rx.engine.on_header(&mut v, &header, ulpdu_len, u32::from(payload_len)) {
                     Ok(crate::proto::rdmap::engine::RxAction::Place(p)) => {
                         // A Read Response is matched against our outstanding Read
-                        // (not through `check_stag`): its sink is our own region.
+                        // (not through `check_stag`): its sink is our own region,
+                        // the one the Read's work request holds.
                         let mr = match (p, v.mr.take()) {
                             (_, Some(mr)) => Some(mr),
                             (Placement::Tagged { stag, to, len }, None) => {
-                                match v.region(stag).filter(|mr| {
+                                match v.read_sink(stag).filter(|mr| {
                                     mr.check(self.pd_id(), to, u64::from(len), Need::LocalWrite).is_ok()
                                 }) {
                                     Some(mr) => Some(mr),
@@ -411,6 +412,26 @@ impl QpVerbs<'_> {
             Some(mr) if mr.stag == stag => Some(mr),
             _ => self.qp.mrs.lookup(stag),
         }
+    }
+
+    /// The sink of the oldest outstanding Read, which a Read Response
+    /// answers (the engine checked that its STag is `stag`): the message's
+    /// own region if it is that one, else the one the Read's work request
+    /// holds, as siw places a Read Response through its ORQ entry. Not the
+    /// file's table: a work request's own region ([`Mr::local`]) is in none.
+    /// The caller checks it ([`Mr::check`]), which refuses a region
+    /// deregistered meanwhile as a look-up would.
+    fn read_sink(&mut self, stag: u32) -> Option<Arc<Mr>> {
+        if let Some(mr) = self.cached.take().filter(|mr| mr.stag == stag) {
+            return Some(mr);
+        }
+        let slot = usize::try_from(self.qp.reads.lock().head()?.cookie).ok()?;
+        let sq = self.qp.sq.lock();
+        let w = sq.wqes.slot_contents(slot)?;
+        if w.state != WqeState::Reading || w.nsge == 0 {
+            return None;
+        }
+        sq.sges.of(slot).first()?.mr.clone().filter(|mr| mr.stag == stag)
     }
 }
 

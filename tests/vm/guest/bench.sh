@@ -23,7 +23,8 @@
 # rmpp_bw), BENCH_RMPP_RATE=0 to leave out the RMPP message-rate row
 # (BENCH_TESTS names it rmpp_rate), BENCH_RMPP_LOSS=0 to leave out the RMPP-under-loss rows
 # (BENCH_TESTS names them rmpp_loss), BENCH_VMTP=0 to leave out the VMTP
-# transaction rows (BENCH_TESTS names them vmtp_lat), BENCH_CSV the samples'
+# transaction rows (BENCH_TESTS names them vmtp_lat; the block rows
+# blk_randread, blk_randwrite, blk_read and blk_write), BENCH_CSV the samples'
 # file (default /tmp/bench.csv).
 #
 # Every repetition runs every row once, each row on every system one after the
@@ -179,7 +180,7 @@ BENCH_LAT_TESTS=${BENCH_LAT_TESTS-write_lat send_lat read_lat}
 BENCH_RATE_TESTS=${BENCH_RATE_TESTS-write_rate send_rate}
 if [ -n "${BENCH_TESTS:-}" ]; then
 	BENCH_BW_TESTS= BENCH_LAT_TESTS= BENCH_RATE_TESTS= BENCH_RMPP=0 BENCH_RMPP_RATE=0 BENCH_RMPP_LOSS=0 BENCH_VMTP=0
-	qps_named=0 idle_named=0
+	qps_named=0 idle_named=0 blk_named=
 	for t in $(echo "$BENCH_TESTS" | tr , ' '); do
 		case "$t" in
 		rmpp_bw) BENCH_RMPP=1 ;;
@@ -191,9 +192,12 @@ if [ -n "${BENCH_TESTS:-}" ]; then
 		write_rate | send_rate) BENCH_RATE_TESTS="$BENCH_RATE_TESTS $t" ;;
 		qps) qps_named=1 ;;
 		idle_mem) idle_named=1 ;;
-		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_rate, rmpp_loss, vmtp_lat)" ;;
+		blk_randread | blk_randwrite | blk_read | blk_write)
+			blk_named="$blk_named $(echo "$BLK_ROWS" | tr ' ' '\n' | grep "^${t#blk_}:")" ;;
+		*) fail "bench: unknown test '$t' (write_bw, read_bw, send_bw, write_lat, send_lat, read_lat, write_rate, send_rate, qps, idle_mem, rmpp_bw, rmpp_rate, rmpp_loss, vmtp_lat, blk_randread, blk_randwrite, blk_read, blk_write)" ;;
 		esac
 	done
+	BLK_ROWS=$blk_named
 	[ $qps_named = 1 ] || QPS_COUNTS=
 	[ $idle_named = 1 ] || IDLE_QPS=
 fi
