@@ -134,10 +134,10 @@ int srnic_kv_post(struct srnic_kv_ctx *ctx, const struct srnic_post_wr *wr,
 		  const struct srnic_sge *sge);
 
 /*
- * Posts one RDMA READ, RDMA WRITE or SEND (any SEND opcode; not RECV, not
- * SRNIC_SEND_INLINE) whose local memory is the `nr` bio_vecs at `bv` instead
- * of SGEs: the sink of a READ, the source of the others. They must be one
- * contiguous range, as for srnic_kv_reg_bvec(); wr->num_sge is ignored. No
+ * Posts one work request of any opcode (not SRNIC_SEND_INLINE) whose local
+ * memory is the `nr` bio_vecs at `bv` instead of SGEs: the buffer of a RECV,
+ * the sink of a READ, the source of the others. They must be one contiguous
+ * range, as for srnic_kv_reg_bvec(); wr->num_sge is ignored. No
  * region is registered: the request references the pages itself until it
  * and every operation on it end, and no peer can name them (as kernel ULPs
  * of the RDMA core use a PD's local_dma_lkey). The client must leave the

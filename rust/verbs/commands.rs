@@ -293,19 +293,26 @@ fn check_post(wr: &SrnicPostWr, nsge: usize) -> Result<bool> {
     }
 }
 
-/// Posts one send work request (not RECV, not inline) whose local memory is
-/// the `len` bytes of a kernel client's `pages` from byte `offset` of the
-/// first (`srnic_kv_post_bvec`): the request gets a region of its own
+/// Posts one work request (not inline) whose local memory is the `len`
+/// bytes of a kernel client's `pages` from byte `offset` of the first
+/// (`srnic_kv_post_bvec`): the request gets a region of its own
 /// ([`Mr::local`]), which no table holds, no peer can name and nothing
 /// deregisters: it goes with the request.
 pub(crate) fn post_pages(ctx: &Context, wr: &SrnicPostWr, pages: KernelPages, offset: usize, len: u64) -> Result {
-    if check_post(wr, 0)? || wr.flags & SRNIC_SEND_INLINE != 0 || len == 0 || len > limits::MAX_MR_SIZE {
+    let recv = check_post(wr, 0)?;
+    if wr.flags & SRNIC_SEND_INLINE != 0 || len == 0 || len > limits::MAX_MR_SIZE {
         return Err(EINVAL);
     }
     let qp = qp(ctx, wr.qp_handle)?;
-    let access = if u32::from(wr.opcode) == SRNIC_WR_RDMA_READ { SRNIC_ACCESS_LOCAL_WRITE } else { 0 };
+    // A receive buffer and a Read's sink are written; the others are read.
+    let written = recv || u32::from(wr.opcode) == SRNIC_WR_RDMA_READ;
+    let access = if written { SRNIC_ACCESS_LOCAL_WRITE } else { 0 };
     let mr = Mr::local(qp.pd(), pages, offset, len, access, ctx.mrs.budget())?;
-    qp.post_send(wr, Local::Region(mr))
+    if recv {
+        qp.post_recv(wr, Local::Region(mr))
+    } else {
+        qp.post_send(wr, Local::Region(mr))
+    }
 }
 
 /// Posts one work request to `qp`, checked. The payload of an inline send
@@ -319,7 +326,7 @@ pub(crate) fn post(
     mut read: impl FnMut(&SrnicSge, &mut [u8]) -> Result,
 ) -> Result {
     if check_post(wr, sges.len())? {
-        return qp.post_recv(wr, sges);
+        return qp.post_recv(wr, Local::Sges(sges));
     }
     if wr.flags & SRNIC_SEND_INLINE == 0 {
         return qp.post_send(wr, Local::Sges(sges));

@@ -426,8 +426,7 @@ static int kt_local(void)
 	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL,
 		 "post_bvec of an unknown opcode: EINVAL");
 	wr.opcode = SRNIC_WR_RECV;
-	wr.flags = 0;
-	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL, "post_bvec of a RECV: EINVAL");
+	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL, "post_bvec of a RECV with flags: EINVAL");
 	wr.opcode = SRNIC_WR_SEND;
 	wr.flags = SRNIC_SEND_SIGNALED | SRNIC_SEND_INLINE;
 	kt_check(srnic_kv_post_bvec(kt.ctx, &wr, side.bv, 3) == -EINVAL, "post_bvec inline: EINVAL");
@@ -489,16 +488,26 @@ static int kt_send_inline(const char *text)
 	return srnic_kv_post(kt.ctx, &wr, &sge);
 }
 
-/* Waits for the receive posted by kt_post_recv and checks it holds `text`. */
-static bool kt_received(const char *text)
+/* Where the server's receive of "done" lands: 64 bytes of a bio_vec page. */
+#define KT_RECV_PAGE	10
+#define KT_RECV_OFF	200
+
+/* Waits for a receive and checks that `text` arrived at `off` of pages `p`. */
+static bool kt_received_at(struct page **p, size_t off, const char *text)
 {
 	struct srnic_wc wc;
 	char got[64] = {};
 
 	if (kt_wait_wc(side.rcq, &wc) || wc.status != SRNIC_WC_SUCCESS || wc.opcode != SRNIC_WC_RECV)
 		return false;
-	kt_copy(side.pages, KT_LEN - 64, got, min_t(u32, wc.byte_len, sizeof(got) - 1), false);
+	kt_copy(p, off, got, min_t(u32, wc.byte_len, sizeof(got) - 1), false);
 	return !strcmp(got, text);
+}
+
+/* Waits for the receive posted by kt_post_recv and checks it holds `text`. */
+static bool kt_received(const char *text)
+{
+	return kt_received_at(side.pages, KT_LEN - 64, text);
 }
 
 static bool kt_sent(void)
@@ -541,7 +550,14 @@ static int kt_server(void)
 	kt_check(!kt_wait_event(SRNIC_EVENT_CONNECT_REQUEST, &ev) &&
 		 ev.private_data_len == sizeof(KT_HELLO) && !memcmp(ev.private_data, KT_HELLO, sizeof(KT_HELLO)),
 		 "a connection request with the client's private data");
-	kt_check(!kt_post_recv(), "post_recv before accept");
+	{
+		/* The receive for the client's "done": 64 bytes of a bio_vec page. */
+		struct srnic_post_wr wr = { .qp_handle = side.qp, .opcode = SRNIC_WR_RECV, .wr_id = 1 };
+		struct bio_vec bv;
+
+		bvec_set_page(&bv, side.bv_pages[KT_RECV_PAGE], 64, KT_RECV_OFF);
+		kt_check(!srnic_kv_post_bvec(kt.ctx, &wr, &bv, 1), "post_bvec: RECV into a bio_vec, before accept");
+	}
 	a.conn_id = ev.conn_id;
 	a.qp_handle = side.qp;
 	a.ird = 4;
@@ -550,7 +566,8 @@ static int kt_server(void)
 	a.private_data_len = sizeof(reg);
 	kt_check(!srnic_kv_accept(kt.ctx, &a), "accept with the region as private data");
 	kt_check(!kt_wait_event(SRNIC_EVENT_ESTABLISHED, &ev), "established");
-	kt_check(kt_received("done"), "the client's SEND arrived");
+	kt_check(kt_received_at(side.bv_pages + KT_RECV_PAGE, KT_RECV_OFF, "done"),
+		 "the client's SEND arrived in the bio_vec");
 	kt_check(kt_pattern_in(side.pages, 0, KT_LEN - 64), "the client's RDMA WRITE is in the region");
 	kt_check(!kt_send_inline("ack") && kt_sent(), "SEND the answer (inline)");
 	kt_check(!kt_wait_event(SRNIC_EVENT_DISCONNECTED, &ev), "the client disconnected");

@@ -19,11 +19,11 @@ use kernel::{
     sync::Arc,
 };
 
-/// The local memory of a send work request.
+/// The local memory of a work request.
 pub(crate) enum Local<'a> {
     /// SGEs naming registered regions by their lkeys.
     Sges(&'a [SrnicSge]),
-    /// The gathered payload of an inline request.
+    /// The gathered payload of an inline send.
     Inline(&'a [u8]),
     /// A region of the request's own, whole ([`Mr::local`]).
     Region(Arc<Mr>),
@@ -363,25 +363,37 @@ impl Qp {
         self.flush(SRNIC_WC_WR_FLUSH_ERR, term);
     }
 
-    /// Posts one receive work request.
-    pub(crate) fn post_recv(&self, wr: &SrnicPostWr, sges: &[SrnicSge]) -> Result {
+    /// Posts one receive work request whose buffer is `local` (SGEs or a
+    /// region of its own with local write access; not inline).
+    pub(crate) fn post_recv(&self, wr: &SrnicPostWr, local: Local<'_>) -> Result {
         if !self.state().accepts_posts() {
             return Err(EINVAL);
         }
-        if sges.len() > self.caps.max_recv_sge as usize {
-            return Err(EINVAL);
+        match &local {
+            Local::Sges(sges) if sges.len() > self.caps.max_recv_sge as usize => return Err(EINVAL),
+            Local::Inline(_) => return Err(EINVAL),
+            Local::Region(mr) if mr.access & SRNIC_ACCESS_LOCAL_WRITE == 0 => return Err(EACCES),
+            _ => {}
         }
         let mut rq = self.rq.lock();
         let Some(slot) = rq.wqes.next_slot() else {
             return Err(ENOMEM);
         };
-        let len = {
-            let out = &mut rq.sges.of_mut(slot)[..sges.len()];
-            self.resolve_sges(sges, Need::LocalWrite, out)?
+        let (len, nsge) = match local {
+            Local::Region(mr) => {
+                let len = u32::try_from(mr.len).map_err(|_| EINVAL)?;
+                rq.sges.of_mut(slot)[0] = Sge { addr: mr.va, len, mr: Some(mr) };
+                (len, 1)
+            }
+            Local::Sges(sges) => {
+                let out = &mut rq.sges.of_mut(slot)[..sges.len()];
+                (self.resolve_sges(sges, Need::LocalWrite, out)?, sges.len())
+            }
+            Local::Inline(_) => return Err(EINVAL),
         };
         let wqe = RecvWqe {
             wr_id: wr.wr_id,
-            nsge: sges.len(),
+            nsge,
             len,
         };
         // Cannot fail: `slot` was free under the same lock.
