@@ -54,7 +54,7 @@
 /* The largest request, and the page vectors that describe it. */
 #define SRNICB_MAX_SECTORS	(256 * 1024 / SECTOR_SIZE)
 #define SRNICB_MAX_PAGES	(SRNICB_MAX_SECTORS * SECTOR_SIZE / PAGE_SIZE + 1)
-/* Where a request's region starts, in its own address space. */
+/* Where the receive slots' region starts, in its own address space. */
 #define SRNICB_IOVA		0x100000000ULL
 /* Receive slots, one srnic_blk_msg each, in one page per queue. */
 #define SRNICB_SLOT		sizeof(struct srnic_blk_msg)
