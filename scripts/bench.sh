@@ -16,8 +16,9 @@
 # TCP stream with any bandwidth row) and only
 # these of the qp_fair rows (qps: 1, 16 and 256 QPs at once; idle_mem: the
 # kernel memory of idle QPs), rmpp_bw and rmpp_rate (RMPP's bandwidth and
-# message rate against raw AF_PACKET) and rmpp_loss (RMPP under loss with and
-# without NAKs) only when named; --sizes only these bandwidth message sizes in bytes: a quicker
+# message rate against raw AF_PACKET), rmpp_loss (RMPP under loss with and
+# without NAKs), vmtp_lat (VMTP transactions) and the block rows
+# (blk_randread, blk_randwrite, blk_read, blk_write) only when named; --sizes only these bandwidth message sizes in bytes: a quicker
 # run to judge one change.
 # --rows rdma runs only the RDMA, RMPP and TCP rows, --rows blk only the block
 # rows (srnic_blk against NBD and NVMe over TCP and RDMA).
