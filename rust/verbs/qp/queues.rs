@@ -115,6 +115,14 @@ impl SgeSlots {
         &mut self.sges[base..base + self.per_slot]
     }
 
+    /// Makes a request's own region ([`Mr::local`]), all of it, the only
+    /// element of ring slot `slot`; returns its length.
+    pub(super) fn set_whole(&mut self, slot: usize, mr: Arc<Mr>) -> Result<u32> {
+        let len = u32::try_from(mr.len).map_err(|_| EINVAL)?;
+        self.of_mut(slot)[0] = Sge { addr: mr.va, len, mr: Some(mr) };
+        Ok(len)
+    }
+
     /// Drops the references slot `slot` holds on memory regions.
     pub(super) fn release(&mut self, slot: usize) {
         for s in self.of_mut(slot) {
@@ -277,11 +285,7 @@ impl Qp {
                     sq.inline[base..base + data.len()].copy_from_slice(data);
                     (data.len() as u32, 0)
                 }
-                Local::Region(mr) => {
-                    let len = u32::try_from(mr.len).map_err(|_| EINVAL)?;
-                    sq.sges.of_mut(slot)[0] = Sge { addr: mr.va, len, mr: Some(mr) };
-                    (len, 1)
-                }
+                Local::Region(mr) => (sq.sges.set_whole(slot, mr)?, 1),
                 Local::Sges(sges) => {
                     let need = if read { Need::LocalWrite } else { Need::LocalRead };
                     let len = {
@@ -380,11 +384,7 @@ impl Qp {
             return Err(ENOMEM);
         };
         let (len, nsge) = match local {
-            Local::Region(mr) => {
-                let len = u32::try_from(mr.len).map_err(|_| EINVAL)?;
-                rq.sges.of_mut(slot)[0] = Sge { addr: mr.va, len, mr: Some(mr) };
-                (len, 1)
-            }
+            Local::Region(mr) => (rq.sges.set_whole(slot, mr)?, 1),
             Local::Sges(sges) => {
                 let out = &mut rq.sges.of_mut(slot)[..sges.len()];
                 (self.resolve_sges(sges, Need::LocalWrite, out)?, sges.len())

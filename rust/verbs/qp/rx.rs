@@ -408,10 +408,13 @@ impl QpVerbs<'_> {
     /// [`Mr::check`] refuses a region that was invalidated or deregistered
     /// meanwhile, as a look-up would.
     fn region(&mut self, stag: u32) -> Option<Arc<Mr>> {
-        match self.cached.take() {
-            Some(mr) if mr.stag == stag => Some(mr),
-            _ => self.qp.mrs.lookup(stag),
-        }
+        self.cached_region(stag).or_else(|| self.qp.mrs.lookup(stag))
+    }
+
+    /// The region of the tagged message under way, if `stag` names it (taken:
+    /// it is dropped otherwise).
+    fn cached_region(&mut self, stag: u32) -> Option<Arc<Mr>> {
+        self.cached.take().filter(|mr| mr.stag == stag)
     }
 
     /// The sink of the oldest outstanding Read, which a Read Response
@@ -422,7 +425,7 @@ impl QpVerbs<'_> {
     /// The caller checks it ([`Mr::check`]), which refuses a region
     /// deregistered meanwhile as a look-up would.
     fn read_sink(&mut self, stag: u32) -> Option<Arc<Mr>> {
-        if let Some(mr) = self.cached.take().filter(|mr| mr.stag == stag) {
+        if let Some(mr) = self.cached_region(stag) {
             return Some(mr);
         }
         let slot = usize::try_from(self.qp.reads.lock().head()?.cookie).ok()?;
