@@ -12,14 +12,15 @@
 #
 # --tests runs only these perftest programs (write_bw, read_bw, send_bw,
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
-# message rate of ib_write_bw and ib_send_bw; the TCP ping-pong stays, the
-# TCP stream with any bandwidth row) and only
-# these of the qp_fair rows (qps: 1, 16 and 256 QPs at once; idle_mem: the
-# kernel memory of idle QPs), rmpp_bw and rmpp_rate (RMPP's bandwidth and
-# message rate against raw AF_PACKET), rmpp_loss (RMPP under loss with and
-# without NAKs), vmtp_lat (VMTP transactions) and the block rows
-# (blk_randread, blk_randwrite, blk_read, blk_write) only when named; --sizes only these bandwidth message sizes in bytes: a quicker
-# run to judge one change.
+# message rate of ib_write_bw and ib_send_bw; the TCP ping-pong stays, the TCP
+# stream with any bandwidth row) and only these of the qp_fair rows (qps: 1,
+# 16 and 256 QPs at once; idle_mem: the kernel memory of idle QPs), rmpp_bw
+# and rmpp_rate (RMPP's bandwidth and message rate against raw AF_PACKET),
+# rmpp_loss (RMPP under loss with and without NAKs), vmtp_lat (VMTP
+# transactions) and the block rows (blk_randread, blk_randwrite, blk_read,
+# blk_write) only when named;
+# --sizes only these bandwidth message sizes in bytes: a quicker run to judge
+# one change.
 # --rows rdma runs only the RDMA, RMPP and TCP rows, --rows blk only the block
 # rows (srnic_blk against NBD and NVMe over TCP and RDMA).
 # --tiny runs every row at the VM case bench_smoke's tiny size (a check of the
