@@ -164,7 +164,14 @@ impl Stack {
             Some(s) => s.clone(),
             None => {
                 let s = Self::new(budget)?;
-                put(&mut stacks, s.clone())?;
+                if let Err(e) = put(&mut stacks, s.clone()) {
+                    // Not registered: its callback's reference must go too,
+                    // or the stack (and its socket) would outlive the module.
+                    drop(stacks);
+                    s.table.lock().ended = true;
+                    drop(s.sock.detach());
+                    return Err(e);
+                }
                 stats::add(Vmtp::namespaces, 1);
                 s
             }
