@@ -407,15 +407,19 @@ sed -n 's/^# time: \([^ ]*\) \([0-9]*\) s (budget \([0-9]*\) s)$/\1 \2 \3/p' "$l
 	while read -r name secs budget; do
 		[ "$secs" -le "$budget" ] || log "warning: $name took $secs s, over its budget of $budget s"
 	done
-# Why each failed case failed (its first FAIL line, then its last lines), at
-# the end where a CI log's tail shows it.
-awk '/^# ---- [^ ]*$/ { n = 0; why = "" } /^# / { buf[n++ % 20] = $0 }
-	/^# \[ *[0-9.]*\] FAIL: / && why == "" { why = $0; at = n }
+# Why each failed case failed (what its FAIL_DIAG printed, up to 60 lines;
+# its first FAIL line; then its last lines), at the end where a CI log's tail
+# shows it.
+awk '/^# ---- [^ ]*$/ { n = 0; why = ""; nd = 0; indiag = 0 } /^# / { buf[n++ % 20] = $0 }
+	/^# \[ *[0-9.]*\] -- .* \(the case.s FAIL_DIAG\):$/ { indiag = 1 }
+	/^# \[ *[0-9.]*\] FAIL: / && why == "" { why = $0; at = n; indiag = 0 }
+	indiag && /^# / && nd < 60 { dpos[nd] = n; diag[nd++] = $0 }
 	/^not ok / {
 		print "--- " $0 ": its last lines"
+		for (i = 0; i < nd; i++) if (dpos[i] <= n - 20) print "    " diag[i]
 		if (why != "" && at <= n - 20) print "    " why "\n    ..."
 		for (i = (n > 20 ? n - 20 : 0); i < n; i++) print "    " buf[i % 20]
-		n = 0; why = ""
+		n = 0; why = ""; nd = 0; indiag = 0
 	}' "$logs/ktap" >&2 || true
 log "VM time: $vm_seconds s ($((vm_seconds / 60)) min $((vm_seconds % 60)) s) for $(grep -cE '^(ok|not ok) ' "$logs/ktap" || true) cases"
 passed=$(grep -cE '^ok ' "$logs/ktap" || true)

@@ -803,13 +803,23 @@ vmtp_stat() { srnic stats | sed -n "s/^vmtp_$1: //p"; }
 # peer_vmtp_stat NAME: the same on the peer.
 peer_vmtp_stat() { peer "srnic stats" | sed -n "s/^vmtp_$1: //p"; }
 
-# vmtp_counters: both VMs' VMTP counters, raw IPv4 sockets (a VMTP stack is
-# one of protocol 81, "0051" in /proc/net/raw) and entities: the FAIL_DIAG of
-# the VMTP cases.
+# vmtp_counters_here: this VM's VMTP counters that are not 0 (on one line),
+# its raw IPv4 sockets of protocol 81 (a VMTP stack has one: "0051" in
+# /proc/net/raw), its entities, its qdiscs and its clock.
+vmtp_counters_here() {
+	echo "counters: $(srnic stats | sed -n 's/^vmtp_\([a-z_]*\): \([1-9][0-9]*\)$/\1=\2/p' | tr '\n' ' ')"
+	echo "raw sockets of protocol 81:"
+	grep ':0051 ' /proc/net/raw
+	srnic res vmtp
+	/bin/tc qdisc show dev eth0
+	echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), uptime $(cut -d' ' -f1 /proc/uptime) s"
+}
+
+# vmtp_counters: vmtp_counters_here on both VMs: the FAIL_DIAG of the VMTP
+# cases.
 vmtp_counters() {
-	local what="srnic stats | grep '^vmtp_'; echo '/proc/net/raw:'; cat /proc/net/raw; srnic res vmtp"
-	echo "-- a:"; sh -c "$what"
-	echo "-- b:"; peer "$what"
+	echo "-- a:"; vmtp_counters_here
+	echo "-- b:"; peer ". /srnic/lib.sh; vmtp_counters_here"
 }
 
 # load_srnic: load srnic in this VM only.
