@@ -120,7 +120,7 @@ GOALS = {
 # The many-QPs rows (qp_fair; their size is the number of QPs): the systems,
 # and the performance issue's goals, at 256 QPs: the aggregate at least 0.9
 # of one QP's, the slowest QP at least half its fair share.
-QPS_SYSTEMS = ["srnic", "srnic-crc", "siw"]
+QPS_SYSTEMS = ["srnic", "srnic-crc", "siw", "tcp"]
 QPS_GOALS = {256: [("srnic vs 1 QP", 0.9, "min"), ("srnic fairness", 0.5, "min")]}
 # The idle-memory rows (KiB per idle QP on VM a, the client, and VM b, the
 # server): the systems, and the goal, srnic at most siw's on both.
@@ -466,13 +466,14 @@ def qps_tables(data, incomplete):
         out.append(
             "Many QPs at once (qp_fair: every QP keeps a window of RDMA WRITEs "
             "outstanding for a fixed time; performance.rst): aggregate MiB/s of the N "
-            "QPs (median), srnic/siw paired within a repetition, each system's "
+            "QPs (median; tcp: iperf3 with N streams, up to 128), srnic/siw and "
+            "srnic/tcp paired within a repetition, each system's "
             "aggregate against its own 1-QP run of the same repetition (vs 1 QP), "
             "and fairness: the slowest QP's MiB/s as a fraction of the fair share, "
             "aggregate / N (median; 1 for one QP)."
         )
         out.append("")
-        head = ["row", "QPs"] + QPS_SYSTEMS + ["srnic/siw", "srnic-crc/siw"]
+        head = ["row", "QPs"] + QPS_SYSTEMS + ["srnic/siw", "srnic-crc/siw", "srnic/tcp"]
         head += [f"{s} vs 1 QP" for s in QPS_SYSTEMS] + [f"{s} fairness" for s in QPS_SYSTEMS]
         head.append("goal")
         out += md_head(head)
@@ -488,6 +489,7 @@ def qps_tables(data, incomplete):
             ratios = {
                 "srnic/siw": paired_ratio(d, "srnic", "siw"),
                 "srnic-crc/siw": paired_ratio(d, "srnic-crc", "siw"),
+                "srnic/tcp": paired_ratio(d, "srnic", "tcp"),
             }
             for s in QPS_SYSTEMS:
                 pair = {"n": d.get(s, {}), "1": one.get(s, {})}
@@ -497,7 +499,7 @@ def qps_tables(data, incomplete):
                 )
             cells = ["qps", str(n)]
             cells += [fmt(statistics.median(d[s].values())) if d.get(s) else "-" for s in QPS_SYSTEMS]
-            cells += [fmt(ratios["srnic/siw"]), fmt(ratios["srnic-crc/siw"])]
+            cells += [fmt(ratios["srnic/siw"]), fmt(ratios["srnic-crc/siw"]), fmt(ratios["srnic/tcp"])]
             cells += [fmt(ratios[f"{s} vs 1 QP"]) for s in QPS_SYSTEMS]
             cells += [fmt(ratios[f"{s} fairness"]) for s in QPS_SYSTEMS]
             cells.append(goal_text(ratios, QPS_GOALS.get(n, [])))

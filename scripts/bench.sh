@@ -14,7 +14,8 @@
 # write_lat, send_lat, read_lat, and write_rate, send_rate: the 64-byte
 # message rate of ib_write_bw and ib_send_bw; the TCP ping-pong stays, the TCP
 # stream with any bandwidth row) and only these of the qp_fair rows (qps: 1,
-# 16 and 256 QPs at once; idle_mem: the kernel memory of idle QPs), rmpp_bw
+# 16 and 256 QPs at once, and iperf3 with as many TCP streams up to 128;
+# idle_mem: the kernel memory of idle QPs), rmpp_bw
 # and rmpp_rate (RMPP's bandwidth and message rate against raw AF_PACKET),
 # rmpp_loss (RMPP under loss with and without NAKs), vmtp_lat (VMTP
 # transactions) and the block rows (blk_randread, blk_randwrite, blk_read,

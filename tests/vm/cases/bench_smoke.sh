@@ -4,8 +4,8 @@
 # tiny size (64 KiB messages, 1 MiB per bandwidth run, 50 round trips per
 # latency run, 500 messages per message-rate run), so that the benchmark
 # keeps working. make check runs the TCP stream and ping-pong (iperf3,
-# tcp_pingpong), ib_write_bw and qp_fair with 4 QPs for 2 s on siw <-> siw
-# and srnic <-> srnic; check-long (and make vm-test CASES=bench_smoke) adds
+# tcp_pingpong), ib_write_bw and qp_fair with 4 QPs for 5 s on siw <-> siw
+# and srnic <-> srnic (and iperf3 with 4 streams, their TCP reference); check-long (and make vm-test CASES=bench_smoke) adds
 # ib_send_lat, the 64-byte message rate of ib_write_bw (and iperf3's 64-byte
 # writes), srnic with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel
 # memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
@@ -43,7 +43,8 @@ bench_main
 cat "$BENCH_CSV"
 # One line per row and system: the TCP stream and ping-pong, each perftest
 # program on each RDMA system, the TCP message rate when there are
-# message-rate rows, two (qps, qps_fair) per QP count on each RDMA system,
+# message-rate rows, two (qps, qps_fair) per QP count on each RDMA system
+# and on TCP,
 # two (idle_mem_a, idle_mem_b) per idle system, and each block row on each
 # block system.
 set -- $BENCH_RDMA_SYSTEMS
@@ -53,6 +54,10 @@ want=$((2 + nsys * $#))
 [ -z "$BENCH_RATE_TESTS" ] || want=$((want + 1))
 set -- $BENCH_QPS
 want=$((want + 2 * nsys * $#))
+# (And TCP's reference, iperf3 with as many streams, up to its limit.)
+for n in $BENCH_QPS; do
+	[ "$n" -gt "$QPS_TCP_MAX" ] || want=$((want + 2))
+done
 if [ -n "$BENCH_IDLE_QPS" ]; then
 	set -- $IDLE_SYSTEMS
 	want=$((want + 2 * $#))

@@ -45,12 +45,14 @@
 # RDMA systems: N RC QPs at once, each keeping QPS_WINDOW RDMA WRITEs of
 # QPS_SIZE bytes outstanding for QPS_SECONDS; qps is their aggregate MiB/s,
 # qps_fair the slowest QP's share of it as a fraction of the fair share
-# (aggregate / N). The idle-memory rows (idle_mem_a, idle_mem_b) hold
-# IDLE_WARM + N connected QPs idle (qp_fair --idle) on siw and srnic and
-# record the kernel memory each of the last N costs in KiB, on VM a (the
-# client) and VM b (the server): the growth of /proc/meminfo's Slab +
-# KernelStack + PageTables + VmallocUsed from when the first IDLE_WARM were
-# established to when all are, divided by N.
+# (aggregate / N). TCP is their reference: iperf3 with N parallel streams
+# (N up to QPS_TCP_MAX, 128, iperf3's limit), the same figures. The
+# idle-memory rows (idle_mem_a, idle_mem_b) hold IDLE_WARM + N connected QPs
+# idle (qp_fair --idle) on siw and srnic and record the kernel memory each
+# of the last N costs in KiB, on VM a (the client) and VM b (the server):
+# the growth of /proc/meminfo's Slab + KernelStack + PageTables +
+# VmallocUsed from when the first IDLE_WARM were established to when all
+# are, divided by N.
 # The RMPP row (rmpp_bw) moves RMPP_MSGS messages of RMPP_SIZE bytes (BW_BYTES
 # in all) from VM a to VM b on two systems:
 #   rmpp       srnic's Sandia RMPP: `srnic rmpp bw` here, `srnic rmpp recv`
@@ -133,6 +135,8 @@ else
 	IDLE_QPS=${BENCH_IDLE_QPS-256}
 	IDLE_WARM=64
 fi
+# iperf3 runs at most 128 streams at once.
+QPS_TCP_MAX=128
 RMPP_SIZE=1048576
 RMPP_MSGS=$((BW_BYTES / RMPP_SIZE))
 RMPP_SYSTEMS="rmpp af_packet"
@@ -487,6 +491,33 @@ qps_run() {
 	echo "$CLI_OUT" | grep '^client: '
 	record "$rep" qps "$n" "$sys" "$fig" MiB/s "$before" "$(cpu_fields "$moved")"
 	record_more "$rep" qps_fair "$n" "$sys" "$fair" fraction
+}
+
+# qps_tcp_run REP N: the TCP reference of the many-QPs rows: iperf3 with N
+# parallel streams (-P N, at most QPS_TCP_MAX, iperf3's limit) for
+# QPS_SECONDS, writes of QPS_SIZE bytes; qps is the streams' received MiB/s
+# added up, qps_fair the slowest stream's over the fair share (the sum / N),
+# as for qp_fair.
+qps_tcp_run() {
+	local rep=$1 n=$2 before line fig fair moved
+	bench_port=$((bench_port + 1))
+	before=$(frames_now)
+	bench_pair_cpu plain "iperf3 -s -1 -B $PEER -p $bench_port" \
+		"iperf3 -c $PEER -p $bench_port -P $n -t $QPS_SECONDS -l $QPS_SIZE -f K"
+	# Each stream's "[  5]   0.00-20.00  sec  12.3 MBytes  630 KBytes/sec  receiver"
+	# (and with more than one a "[SUM] ..." line, left out). In KiB/s:
+	# iperf3 prints three digits, and a stream's MiB/s would have one or two.
+	line=$(echo "$CLI_OUT" | awk -v n="$n" -v secs="$QPS_SECONDS" '
+		/receiver/ && $1 != "[SUM]" {
+			for (i = 2; i <= NF; i++) if ($i == "KBytes/sec") { r = $(i - 1); sum += r; if (k == 0 || r < min) min = r; k++ }
+		}
+		END { if (k == n && sum > 0) printf "%.4f %.4f %.0f\n", sum / 1024, min * n / sum, sum * secs * 1024 }')
+	[ -n "$line" ] || echo "$CLI_OUT"
+	# shellcheck disable=SC2086
+	set -- $line
+	fig=${1:-} fair=${2:-} moved=${3:-0}
+	record "$rep" qps "$n" tcp "$fig" MiB/s "$before" "$(cpu_fields "$moved")"
+	record_more "$rep" qps_fair "$n" tcp "$fair" fraction
 }
 
 # KMEM_READ: a shell command that prints the kernel memory this VM uses now,
@@ -867,6 +898,7 @@ bench_rdma_rows() {
 		for sys in $RDMA_SYSTEMS; do
 			qps_run "$rep" "$n" "$sys"
 		done
+		[ "$n" -gt "$QPS_TCP_MAX" ] || qps_tcp_run "$rep" "$n"
 	done
 	if [ -n "$IDLE_QPS" ]; then
 		for sys in $IDLE_SYSTEMS; do
