@@ -506,7 +506,8 @@ qps_tcp_run() {
 		"iperf3 -c $PEER -p $bench_port -P $n -t $QPS_SECONDS -l $QPS_SIZE -f K"
 	# Each stream's "[  5]   0.00-20.00  sec  12.3 MBytes  630 KBytes/sec  receiver"
 	# (and with more than one a "[SUM] ..." line, left out). In KiB/s:
-	# iperf3 prints three digits, and a stream's MiB/s would have one or two.
+	# iperf3 prints about three significant digits, and a stream's MiB/s
+	# would have one or two.
 	line=$(echo "$CLI_OUT" | awk -v n="$n" -v secs="$QPS_SECONDS" '
 		/receiver/ && $1 != "[SUM]" {
 			for (i = 2; i <= NF; i++) if ($i == "KBytes/sec") { r = $(i - 1); sum += r; if (k == 0 || r < min) min = r; k++ }
