@@ -6,14 +6,15 @@
 # keeps working. make check runs the TCP stream and ping-pong (iperf3,
 # tcp_pingpong), ib_write_bw and qp_fair with 4 QPs for 5 s on siw <-> siw
 # and srnic <-> srnic (and iperf3 with 4 streams, their TCP reference);
-# check-long (and make vm-test CASES=bench_smoke) adds ib_send_lat, the 64-byte message rate of ib_write_bw (and iperf3's 64-byte
-# writes), srnic with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel
-# memory of 16 idle QPs (siw, srnic), and the block rows (fio on srnic_blk,
-# NBD, NVMe over TCP and over RDMA). Both run the RMPP rows (one message of
-# 1 MiB, and 500 messages of 64 bytes: srnic's RMPP and a raw AF_PACKET
-# program) and the RMPP-under-loss
-# rows at 5 % loss (16 messages of 64 KiB with each receiver-driven recovery),
-# and the VMTP row (20 echo transactions of 64 bytes on VMTP, RMPP and TCP).
+# check-long (and make vm-test CASES=bench_smoke) adds ib_send_lat, the
+# 64-byte message rate of ib_write_bw (and iperf3's 64-byte writes), srnic
+# with CRC, qp_fair with 1 and 16 QPs instead of 4, the kernel memory of 16
+# idle QPs (siw, srnic), and the block rows (fio on srnic_blk, NBD, NVMe over
+# TCP and over RDMA). Both run the RMPP rows (one message of 1 MiB, and 500
+# messages of 64 bytes: srnic's RMPP and a raw AF_PACKET program) and the
+# RMPP-under-loss rows at 5 % loss (16 messages of 64 KiB with each
+# receiver-driven recovery), and the VMTP row (20 echo transactions of 64
+# bytes on VMTP, RMPP and TCP).
 # Every row must give a
 # figure on every system, and every bandwidth, message-rate and many-QPs run
 # its CPU time and context switches on both VMs; no figure is judged: a
