@@ -165,11 +165,12 @@ impl Stack {
             None => {
                 let s = Self::new(budget)?;
                 if let Err(e) = put(&mut stacks, s.clone()) {
-                    // Not registered: its callback's reference must go too,
-                    // or the stack (and its socket) would outlive the module.
+                    // Not registered: it ends at once, or its callback's
+                    // reference would keep it (and its socket) past the
+                    // module.
+                    let detached = Self::end_if_empty(&mut stacks, &s);
                     drop(stacks);
-                    s.table.lock().ended = true;
-                    drop(s.sock.detach());
+                    drop(detached);
                     return Err(e);
                 }
                 stats::add(Vmtp::namespaces, 1);
