@@ -71,6 +71,8 @@
 #define QPF_STALL_MS 120000
 /* Connections being set up at once (the client). */
 #define QPF_CONNECTING 16
+/* New ids, in all, for connections whose port was taken (connect_qp). */
+#define QPF_BIND_RETRIES 64
 /* How long --go and --end are waited for. */
 #define QPF_FILE_WAIT_MS 1800000
 #define QPF_MAGIC 0x71706661u	/* "qpfa" */
@@ -327,19 +329,34 @@ static void run_server(void)
 /* ---- The client ---- */
 
 static struct sockaddr_storage server_ss;
-static unsigned int started, established;
+static unsigned int started, established, bind_retries;
 
-static void start_connection(void)
+/* A new id for c, its address being resolved. */
+static void resolve(struct conn *c)
 {
-	struct conn *c = &conns[started];
-
-	c->index = started++;
 	if (rdma_create_id(ch, &c->id, c, RDMA_PS_TCP))
 		die("rdma_create_id");
 	if (rdma_resolve_addr(c->id, NULL, (struct sockaddr *)&server_ss, 2000))
 		die("rdma_resolve_addr");
 }
 
+static void start_connection(void)
+{
+	struct conn *c = &conns[started];
+
+	c->index = started++;
+	resolve(c);
+}
+
+/*
+ * Connects c's QP. siw binds its TCP socket to the port rdma_cm picked for
+ * the id (at random in the ephemeral range, rdma_cm's own port space), and
+ * that bind fails with EADDRINUSE when a TCP socket of the host holds the
+ * port without SO_REUSEADDR: with 256 connections the port of one of the
+ * earlier runs' sockets left in TIME_WAIT (another system's QPs, iperf3's
+ * streams) is about certain to come up. Such a connection starts again on
+ * a new id, which gets another port, at most QPF_BIND_RETRIES times.
+ */
 static void connect_qp(struct conn *c)
 {
 	struct rdma_conn_param param = { .responder_resources = 1, .initiator_depth = 1,
@@ -347,8 +364,15 @@ static void connect_qp(struct conn *c)
 
 	device_setup(c->id->verbs, cqe_for(opt.window + 1));
 	create_qp(c->id, c->index, opt.window);
-	if (rdma_connect(c->id, &param))
+	if (!rdma_connect(c->id, &param))
+		return;
+	if (errno != EADDRINUSE || bind_retries == QPF_BIND_RETRIES)
 		die("rdma_connect");
+	bind_retries++;
+	rdma_destroy_qp(c->id);
+	if (rdma_destroy_id(c->id))
+		die("rdma_destroy_id");
+	resolve(c);
 }
 
 /* Handles one CM event of the connection phase. */
@@ -579,6 +603,9 @@ static void run_client(void)
 			start_connection();
 		client_event(next_event());
 	}
+	if (bind_retries)
+		printf("client: %u connections started again on a new port (EADDRINUSE)\n",
+		       bind_retries);
 	printf("client: %u connected in %.2f s%s\n", opt.n, now_s() - t0,
 	       opt.idle ? ", idle" : "");
 	if (opt.idle)
