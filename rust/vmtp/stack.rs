@@ -20,7 +20,9 @@
 //! ([`Member::deliver`], in the work, process context). A packet for no
 //! entity goes to the stack's own engine, which has none: it answers a
 //! Request with NONEXISTENT_ENTITY (RFC 1045, section 5.3) so that its client
-//! fails at once rather than after its retries, and drops the rest.
+//! fails at once rather than after its retries, and a Response the same way,
+//! so that its server discards it instead of sending it again; it drops the
+//! rest.
 //!
 //! Sending: entities send through [`Stack::send`], without waiting and
 //! without a lock; a full socket buffer loses the packet (counted) and VMTP's
@@ -326,8 +328,8 @@ impl Stack {
 
     /// A packet for an entity this namespace does not have.
     fn nobody(&self, null: &mut NullEngine, src: Addr, packet: &[u8], now: u64) {
-        // It has no entity: every packet is dropped (and a Request to a
-        // server answered).
+        // It has no entity: every packet is dropped (a Request or a
+        // Response answered with NONEXISTENT_ENTITY).
         let mut defer = |_: &_| crate::proto::vmtp::engine::Decision::Defer;
         if let Err(e) = null.receive(now, src, packet, &mut defer) {
             stats::add(drop_counter(e), 1);

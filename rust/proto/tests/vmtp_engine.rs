@@ -878,6 +878,35 @@ fn a_closing_client_acknowledges_its_last_response() {
 }
 
 #[test]
+fn a_response_to_a_client_nobody_has_is_answered_and_discarded() {
+    let (_a, mut b, _ch, response) = answered_transaction();
+    // A host without the client (the engine of a namespace's stack, which
+    // has no entity) gets the Response: it tells the server at once.
+    let mut other = Host::new(Config::new(), 3);
+    for (_, p, _) in &response {
+        assert_eq!(other.receive(1, B, p), Err(RxDrop::UnknownEntity));
+    }
+    let sent = other.transmit(1);
+    assert!(!sent.is_empty());
+    for (to, p, kind) in &sent {
+        assert_eq!((*to, *kind), (B, TxKind::Notify));
+        b.receive(1, A, p).unwrap();
+    }
+    // The server discards the Response, unacknowledged, and sends no more.
+    assert!(b.completions.iter().any(|c| matches!(
+        c,
+        Completion::ResponseReleased {
+            cookie: 3,
+            acked: false,
+            ..
+        }
+    )));
+    assert!(!response_acked(&b, 3));
+    b.eng.handle_timeout(b.eng.config().ack_timeout + 1);
+    assert!(b.transmit(b.eng.config().ack_timeout + 1).is_empty());
+}
+
+#[test]
 fn a_late_copy_of_an_earlier_response_is_dropped_quietly() {
     let (mut a, mut b, ch, response) = answered_transaction();
     let server = EntityId::internet(100, B);
