@@ -21,7 +21,8 @@
  * private data says length 0).
  *
  * The client opens N connections to it (rdma_cm, at most 16 being set up at
- * a time), one RC QP each with a send queue of WINDOW work requests, all on
+ * a time; one refused with EADDRINUSE starts again on a new id, see
+ * connect_qp), one RC QP each with a send queue of WINDOW work requests, all on
  * one PD and one CQ; the source of every WRITE is one SIZE-byte buffer. Once
  * all are established it keeps WINDOW signalled RDMA WRITEs of SIZE bytes
  * outstanding on every QP (each completion posts the next) for SECONDS,
@@ -352,10 +353,10 @@ static void start_connection(void)
  * Connects c's QP. siw binds its TCP socket to the port rdma_cm picked for
  * the id (at random in the ephemeral range, rdma_cm's own port space), and
  * that bind fails with EADDRINUSE when a TCP socket of the host holds the
- * port without SO_REUSEADDR: with 256 connections the port of one of the
- * earlier runs' sockets left in TIME_WAIT (another system's QPs, iperf3's
- * streams) is about certain to come up. Such a connection starts again on
- * a new id, which gets another port, at most QPF_BIND_RETRIES times.
+ * port without SO_REUSEADDR (one an earlier run left in TIME_WAIT, say):
+ * siw's 256-QP runs in make bench failed so in three of four repetitions.
+ * Such a connection starts again on a new id, which gets another port, at
+ * most QPF_BIND_RETRIES times in all.
  */
 static void connect_qp(struct conn *c)
 {
