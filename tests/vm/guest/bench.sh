@@ -493,6 +493,14 @@ qps_run() {
 	record_more "$rep" qps_fair "$n" "$sys" "$fair" fraction
 }
 
+# iperf3_pair ARGS...: an iperf3 server on VM b (one test, bound to b's IPv4
+# address: wait_listen reads /proc/net/tcp) on the next bench_port, and a
+# client here with ARGS, through bench_pair_cpu (CLI_OUT, CPU time).
+iperf3_pair() {
+	bench_port=$((bench_port + 1))
+	bench_pair_cpu plain "iperf3 -s -1 -B $PEER -p $bench_port" "iperf3 -c $PEER -p $bench_port $*"
+}
+
 # qps_tcp_run REP N: the TCP reference of the many-QPs rows: iperf3 with N
 # parallel streams (-P N, at most QPS_TCP_MAX, iperf3's limit) for
 # QPS_SECONDS, writes of QPS_SIZE bytes; qps is the streams' received MiB/s
@@ -500,10 +508,8 @@ qps_run() {
 # as for qp_fair.
 qps_tcp_run() {
 	local rep=$1 n=$2 before line fig fair moved
-	bench_port=$((bench_port + 1))
 	before=$(frames_now)
-	bench_pair_cpu plain "iperf3 -s -1 -B $PEER -p $bench_port" \
-		"iperf3 -c $PEER -p $bench_port -P $n -t $QPS_SECONDS -l $QPS_SIZE -f K"
+	iperf3_pair -P "$n" -t "$QPS_SECONDS" -l "$QPS_SIZE" -f K
 	# Each stream's "[  5]   0.00-20.00  sec  12.3 MBytes  630 KBytes/sec  receiver"
 	# (and with more than one a "[SUM] ..." line, left out). In KiB/s:
 	# iperf3 prints about three significant digits, and a stream's MiB/s
@@ -611,11 +617,8 @@ idle_run() {
 tcp_stream() {
 	local rep=$1 size=$2 bytes=${3:-$BW_BYTES} before fig test=stream unit=MiB/s fmt=M
 	[ -z "${3:-}" ] || test=stream_rate unit=Mpps fmt=K
-	bench_port=$((bench_port + 1))
 	before=$(frames_now)
-	# The server bound to b's IPv4 address: wait_listen reads /proc/net/tcp.
-	bench_pair_cpu plain "iperf3 -s -1 -B $PEER -p $bench_port" \
-		"iperf3 -c $PEER -p $bench_port -n $bytes -l $size -f $fmt"
+	iperf3_pair -n "$bytes" -l "$size" -f "$fmt"
 	# "[  5]   0.00-1.23  sec  64.0 MBytes  52.0 MBytes/sec    receiver"
 	fig=$(echo "$CLI_OUT" | awk -v u="${fmt}Bytes/sec" '/receiver/ { for (i = 2; i <= NF; i++) if ($i == u) { print $(i - 1); exit } }')
 	[ "$test" = stream ] || [ -z "$fig" ] ||
