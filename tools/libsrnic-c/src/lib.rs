@@ -19,8 +19,8 @@ use libc::{c_char, c_int, c_uint, c_void, sockaddr, sockaddr_storage};
 use srnic::uapi as abi;
 use srnic::{
     AccessFlags, CompletionQueue, ConnInfo, ConnParams, ConnectRequest, Context, Listener,
-    MemoryRegion, ProtectionDomain, QpCap, QpInitAttr, QueuePair, RecvWr, RemoteAddr, SendWr, Sge,
-    VmtpEntity, VmtpEntityAttr, VmtpEntityId, VmtpRole, WorkCompletion,
+    MemoryRegion, ProtectionDomain, QpCap, QpInitAttr, QueuePair, RawWr, Sge, VmtpEntity,
+    VmtpEntityAttr, VmtpEntityId, VmtpRole, WorkCompletion,
 };
 use std::ffi::CStr;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -645,35 +645,77 @@ pub unsafe extern "C" fn srnic_query_qp(qp: *mut srnic_qp, attr: *mut abi::Srnic
     })
 }
 
+/// A C send work request as the module reads it; EINVAL for an opcode that
+/// is none of the send queue's. The fields its operation does not use are
+/// left zero, whatever the caller left in them.
+///
 /// # Safety
 ///
-/// `sg` points at `n` valid `srnic_sge`.
-unsafe fn sges<'a>(sg: *const abi::SrnicSge, n: u32) -> Result<Vec<Sge<'a>>, Errno> {
-    // SAFETY: forwarded.
-    let s = unsafe { slice(sg, n as usize) }?;
-    Ok(s.iter()
-        // SAFETY: the C caller owns the memory contract (srnic_verbs.h).
-        .map(|e| unsafe { Sge::from_raw(e.addr, e.length, e.lkey) })
-        .collect())
+/// `w.sg_list` points at `w.num_sge` valid `srnic_sge` (or `num_sge` is 0).
+unsafe fn raw_send<'a>(w: &srnic_send_wr) -> Result<RawWr<'a>, Errno> {
+    let mut h = abi::SrnicPostWr {
+        wr_id: w.wr_id,
+        flags: w.send_flags,
+        ..Default::default()
+    };
+    match w.opcode {
+        abi::SRNIC_WR_SEND | abi::SRNIC_WR_SEND_WITH_SE => {}
+        abi::SRNIC_WR_SEND_WITH_INV | abi::SRNIC_WR_SEND_WITH_SE_INV => {
+            h.invalidate_rkey = w.invalidate_rkey;
+        }
+        abi::SRNIC_WR_RDMA_WRITE | abi::SRNIC_WR_RDMA_READ => {
+            h.remote_addr = w.remote_addr;
+            h.rkey = w.rkey;
+        }
+        _ => return Err(einval()),
+    }
+    // The match admits only the six send opcodes, all below 6.
+    h.opcode = w.opcode as u16;
+    Ok(RawWr {
+        header: h,
+        // SAFETY: forwarded.
+        sges: unsafe { slice(w.sg_list, w.num_sge as usize) }?,
+    })
 }
 
-fn send_wr<'a>(w: &srnic_send_wr, sg: Vec<Sge<'a>>) -> Result<SendWr<'a>, Errno> {
-    let remote = RemoteAddr {
-        addr: w.remote_addr,
-        rkey: w.rkey,
-    };
-    let mut wr = match w.opcode {
-        abi::SRNIC_WR_SEND => SendWr::send(w.wr_id, sg),
-        abi::SRNIC_WR_SEND_WITH_INV => SendWr::send_with_inv(w.wr_id, sg, w.invalidate_rkey),
-        abi::SRNIC_WR_SEND_WITH_SE => SendWr::send_with_se(w.wr_id, sg),
-        abi::SRNIC_WR_SEND_WITH_SE_INV => SendWr::send_with_se_inv(w.wr_id, sg, w.invalidate_rkey),
-        abi::SRNIC_WR_RDMA_WRITE => SendWr::rdma_write(w.wr_id, sg, remote),
-        // SAFETY: the C caller keeps off the destination until completion.
-        abi::SRNIC_WR_RDMA_READ => unsafe { SendWr::rdma_read(w.wr_id, sg, remote) },
-        _ => return Err(einval()),
-    };
-    wr.flags = w.send_flags;
-    Ok(wr)
+/// A C receive work request as the module reads it.
+///
+/// # Safety
+///
+/// As [`raw_send`].
+unsafe fn raw_recv<'a>(w: &srnic_recv_wr) -> Result<RawWr<'a>, Errno> {
+    Ok(RawWr {
+        header: abi::SrnicPostWr {
+            wr_id: w.wr_id,
+            opcode: abi::SRNIC_WR_RECV as u16,
+            ..Default::default()
+        },
+        // SAFETY: forwarded.
+        sges: unsafe { slice(w.sg_list, w.num_sge as usize) }?,
+    })
+}
+
+/// Posts the C work requests `ws`, converted by `raw`, after checking them
+/// all: one that cannot be converted fails the call before any is posted.
+///
+/// # Safety
+///
+/// Each request's `sg_list` covers its `num_sge` entries, and the C caller
+/// keeps the memory contract of srnic_verbs.h for the memory they describe.
+unsafe fn post_c<'a, W>(
+    q: &srnic_qp,
+    ws: &'a [W],
+    raw: unsafe fn(&'a W) -> Result<RawWr<'a>, Errno>,
+    posted: *mut c_uint,
+) -> R {
+    for w in ws {
+        // SAFETY: forwarded.
+        unsafe { raw(w) }?;
+    }
+    // SAFETY: forwarded; every request converted above, so none is skipped.
+    let wrs = ws.iter().filter_map(move |w| unsafe { raw(w) }.ok());
+    // SAFETY: forwarded.
+    post_result(unsafe { q.0.post_raw(wrs) }, ws.len(), posted)
 }
 
 fn set_posted(posted: *mut c_uint, n: usize) {
@@ -711,12 +753,9 @@ pub unsafe extern "C" fn srnic_post_send(
         set_posted(posted, 0);
         // SAFETY: a handle and an array from the caller.
         let (q, ws) = unsafe { (obj(qp)?, slice(wr, num_wr as usize)?) };
-        let mut v = Vec::with_capacity(ws.len());
-        for w in ws {
-            // SAFETY: the caller's sg_list covers num_sge entries.
-            v.push(send_wr(w, unsafe { sges(w.sg_list, w.num_sge) }?)?);
-        }
-        post_result(q.0.post_send(&v), v.len(), posted)
+        // SAFETY: the caller's sg_lists cover num_sge entries each, and it
+        // keeps the memory contract (srnic_verbs.h).
+        unsafe { post_c(q, ws, raw_send, posted) }
     })
 }
 
@@ -731,13 +770,9 @@ pub unsafe extern "C" fn srnic_post_recv(
         set_posted(posted, 0);
         // SAFETY: a handle and an array from the caller.
         let (q, ws) = unsafe { (obj(qp)?, slice(wr, num_wr as usize)?) };
-        let mut v = Vec::with_capacity(ws.len());
-        for w in ws {
-            // SAFETY: the caller's sg_list covers num_sge entries and the C
-            // caller keeps off the memory until the receive completes.
-            v.push(unsafe { RecvWr::new(w.wr_id, sges(w.sg_list, w.num_sge)?) });
-        }
-        post_result(q.0.post_recv(&v), v.len(), posted)
+        // SAFETY: the caller's sg_lists cover num_sge entries each, and it
+        // keeps off the memory until the receives complete (srnic_verbs.h).
+        unsafe { post_c(q, ws, raw_recv, posted) }
     })
 }
 
@@ -1242,31 +1277,54 @@ mod tests {
             rkey: 7,
             reserved: 0,
         };
-        for (op, want) in [
-            (abi::SRNIC_WR_SEND, srnic::WrOpcode::Send),
-            (abi::SRNIC_WR_SEND_WITH_INV, srnic::WrOpcode::SendWithInv),
-            (abi::SRNIC_WR_SEND_WITH_SE, srnic::WrOpcode::SendWithSe),
-            (
-                abi::SRNIC_WR_SEND_WITH_SE_INV,
-                srnic::WrOpcode::SendWithSeInv,
-            ),
-            (abi::SRNIC_WR_RDMA_WRITE, srnic::WrOpcode::RdmaWrite),
-            (abi::SRNIC_WR_RDMA_READ, srnic::WrOpcode::RdmaRead),
+        // Each send opcode keeps the fields its operation uses and no others.
+        for (op, inv, remote) in [
+            (abi::SRNIC_WR_SEND, 0, (0, 0)),
+            (abi::SRNIC_WR_SEND_WITH_INV, 5, (0, 0)),
+            (abi::SRNIC_WR_SEND_WITH_SE, 0, (0, 0)),
+            (abi::SRNIC_WR_SEND_WITH_SE_INV, 5, (0, 0)),
+            (abi::SRNIC_WR_RDMA_WRITE, 0, (0x1000, 7)),
+            (abi::SRNIC_WR_RDMA_READ, 0, (0x1000, 7)),
         ] {
-            let w = send_wr(&mk(op), vec![]).ok().unwrap();
-            assert_eq!(w.opcode, want);
-            assert_eq!(w.flags, abi::SRNIC_SEND_SIGNALED);
+            // SAFETY: no SGEs.
+            let w = unsafe { raw_send(&mk(op)) }.ok().unwrap();
+            assert_eq!(u32::from(w.header.opcode), op);
+            assert_eq!(w.header.wr_id, 1);
+            assert_eq!(w.header.flags, abi::SRNIC_SEND_SIGNALED);
+            assert_eq!(w.header.invalidate_rkey, inv);
+            assert_eq!((w.header.remote_addr, w.header.rkey), remote);
+            assert!(w.sges.is_empty());
         }
-        assert!(send_wr(&mk(abi::SRNIC_WR_RECV), vec![]).is_err());
-        assert!(send_wr(&mk(99), vec![]).is_err());
-        let w = send_wr(&mk(abi::SRNIC_WR_RDMA_WRITE), vec![]).ok().unwrap();
-        assert_eq!(
-            w.remote,
-            RemoteAddr {
-                addr: 0x1000,
-                rkey: 7
-            }
-        );
+        // SAFETY: no SGEs.
+        unsafe {
+            assert!(raw_send(&mk(abi::SRNIC_WR_RECV)).is_err());
+            assert!(raw_send(&mk(99)).is_err());
+        }
+        // SGEs are the caller's array, not a copy; a NULL array is EINVAL.
+        let sg = [abi::SrnicSge {
+            addr: 0x2000,
+            length: 64,
+            lkey: 3,
+        }];
+        let mut m = mk(abi::SRNIC_WR_SEND);
+        m.sg_list = sg.as_ptr();
+        m.num_sge = 1;
+        // SAFETY: sg_list covers num_sge entries.
+        let w = unsafe { raw_send(&m) }.ok().unwrap();
+        assert!(ptr::eq(w.sges.as_ptr(), sg.as_ptr()));
+        m.sg_list = ptr::null();
+        // SAFETY: a NULL array is checked, never read.
+        assert!(unsafe { raw_send(&m) }.is_err());
+        let r = srnic_recv_wr {
+            wr_id: 9,
+            sg_list: sg.as_ptr(),
+            num_sge: 1,
+            reserved: 0,
+        };
+        // SAFETY: sg_list covers num_sge entries.
+        let w = unsafe { raw_recv(&r) }.ok().unwrap();
+        assert_eq!(u32::from(w.header.opcode), abi::SRNIC_WR_RECV);
+        assert_eq!((w.header.wr_id, w.sges.len()), (9, 1));
     }
 
     #[test]

@@ -64,7 +64,9 @@ pub use error::{Error, Result};
 pub use event::{Event, EventKind, MpaFlags, ObjectKind, EVENT_RECORD_SIZE};
 pub use mr::{split_lengths, AccessFlags, MemoryRegion, MrBuffer, RemoteAddr, RemoteMr, Sge};
 pub use pd::ProtectionDomain;
-pub use qp::{ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RecvWr, SendWr, WrOpcode};
+pub use qp::{
+    ConnInfo, QpAttr, QpCap, QpInitAttr, QpState, QueuePair, RawWr, RecvWr, SendWr, WrOpcode,
+};
 pub use resources::Resource;
 pub use rmpp::{parse_mac, RmppEndpoint, RmppEndpointAttr, RmppNak};
 pub use srnic_uapi as uapi;

@@ -259,97 +259,176 @@ impl<'a> RecvWr<'a> {
     }
 }
 
-/// A batch of post records and where each record starts.
-#[derive(Debug, Default)]
-pub(crate) struct PostBatch {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) starts: Vec<usize>,
+/// A work request as the module reads it, for [`QueuePair::post_raw`]: a
+/// `struct srnic_post_wr` (whose `qp_handle` and `num_sge` the post fills in)
+/// and its `struct srnic_sge`s. For bindings whose callers hand over work
+/// requests in this form already (the C API): posting them needs no
+/// [`SendWr`] or [`RecvWr`], and no allocation.
+#[derive(Clone, Copy, Debug)]
+pub struct RawWr<'s> {
+    /// The record's header.
+    pub header: abi::SrnicPostWr,
+    /// Its SGEs.
+    pub sges: &'s [abi::SrnicSge],
 }
 
-impl PostBatch {
-    /// Appends one record.
-    pub(crate) fn push(&mut self, hdr: abi::SrnicPostWr, sges: &[abi::SrnicSge]) {
-        self.starts.push(self.bytes.len());
-        self.bytes.extend_from_slice(pod::as_bytes(&hdr));
-        for s in sges {
-            self.bytes.extend_from_slice(pod::as_bytes(s));
+/// Bytes of post records a post encodes on the stack (nine requests of one
+/// SGE); a larger batch takes one allocation.
+const STACK_RECORDS: usize = 512;
+const WR_LEN: usize = std::mem::size_of::<abi::SrnicPostWr>();
+const SGE_LEN: usize = std::mem::size_of::<abi::SrnicSge>();
+/// Where a record's `num_sge` lies.
+const NUM_SGE_AT: usize = std::mem::offset_of!(abi::SrnicPostWr, num_sge);
+
+/// One work request as a post record.
+trait Record {
+    /// The header; [`encode`] sets its `qp_handle` and `num_sge`.
+    fn header(&self) -> abi::SrnicPostWr;
+    fn num_sge(&self) -> usize;
+    /// Writes the SGEs into `out`, `num_sge() * SGE_LEN` bytes.
+    fn put_sges(&self, out: &mut [u8]);
+}
+
+fn put_sges<'s>(out: &mut [u8], sges: impl Iterator<Item = &'s Sge<'s>>) {
+    for (o, s) in out.chunks_exact_mut(SGE_LEN).zip(sges) {
+        o.copy_from_slice(pod::as_bytes(&s.to_abi()));
+    }
+}
+
+impl Record for &SendWr<'_> {
+    fn header(&self) -> abi::SrnicPostWr {
+        abi::SrnicPostWr {
+            wr_id: self.wr_id,
+            opcode: self.opcode.to_abi(),
+            flags: self.flags,
+            invalidate_rkey: self.invalidate_rkey,
+            remote_addr: self.remote.addr,
+            rkey: self.remote.rkey,
+            ..Default::default()
         }
     }
 
-    fn num_sge(n: usize) -> Result<u16> {
-        u16::try_from(n).map_err(|_| Error::InvalidArgument("more than 65535 SGEs"))
+    fn num_sge(&self) -> usize {
+        self.sges.len()
     }
 
-    pub(crate) fn encode_send(qp: u32, wrs: &[SendWr<'_>]) -> Result<Self> {
-        let mut b = Self::default();
-        for w in wrs {
-            let sges: Vec<_> = w.sges.iter().map(|s| s.to_abi()).collect();
-            b.push(
-                abi::SrnicPostWr {
-                    wr_id: w.wr_id,
-                    qp_handle: qp,
-                    opcode: w.opcode.to_abi(),
-                    num_sge: Self::num_sge(sges.len())?,
-                    flags: w.flags,
-                    invalidate_rkey: w.invalidate_rkey,
-                    remote_addr: w.remote.addr,
-                    rkey: w.remote.rkey,
-                    reserved: 0,
-                },
-                &sges,
-            );
+    fn put_sges(&self, out: &mut [u8]) {
+        put_sges(out, self.sges.iter());
+    }
+}
+
+impl Record for &RecvWr<'_> {
+    fn header(&self) -> abi::SrnicPostWr {
+        abi::SrnicPostWr {
+            wr_id: self.wr_id,
+            opcode: abi::SRNIC_WR_RECV as u16,
+            ..Default::default()
         }
-        Ok(b)
     }
 
-    pub(crate) fn encode_recv(qp: u32, wrs: &[RecvWr<'_>]) -> Result<Self> {
-        let mut b = Self::default();
-        for w in wrs {
-            let sges: Vec<_> = w.sges.iter().map(|s| s.to_abi()).collect();
-            b.push(
-                abi::SrnicPostWr {
-                    wr_id: w.wr_id,
-                    qp_handle: qp,
-                    opcode: abi::SRNIC_WR_RECV as u16,
-                    num_sge: Self::num_sge(sges.len())?,
-                    ..Default::default()
-                },
-                &sges,
-            );
+    fn num_sge(&self) -> usize {
+        self.sges.len()
+    }
+
+    fn put_sges(&self, out: &mut [u8]) {
+        put_sges(out, self.sges.iter());
+    }
+}
+
+impl Record for RawWr<'_> {
+    fn header(&self) -> abi::SrnicPostWr {
+        self.header
+    }
+
+    fn num_sge(&self) -> usize {
+        self.sges.len()
+    }
+
+    fn put_sges(&self, out: &mut [u8]) {
+        for (o, s) in out.chunks_exact_mut(SGE_LEN).zip(self.sges) {
+            o.copy_from_slice(pod::as_bytes(s));
         }
-        Ok(b)
     }
+}
 
-    /// Posts the batch with as few `write()`s as the module allows: after a
-    /// short count, the rest is written again, so that the failing record's
-    /// errno is learnt (it is then the first record of a write).
-    pub(crate) fn post(&self, ctx: &ContextInner) -> Result<()> {
-        self.post_with(|b| ctx.write_records(b))
+/// The bytes of the records of `wrs`; a request with more SGEs than a record
+/// can count is an error.
+fn batch_len<R: Record>(wrs: impl Iterator<Item = R>) -> Result<usize> {
+    wrs.map(|w| {
+        let n = w.num_sge();
+        u16::try_from(n).map_err(|_| Error::InvalidArgument("more than 65535 SGEs"))?;
+        Ok(WR_LEN + n * SGE_LEN)
+    })
+    .sum()
+}
+
+/// Writes the records of `wrs` for QP `qp` into `out`, which [`batch_len`]
+/// sized; returns the bytes written. An error if they do not fit: the
+/// requests changed between the two walks (a caller's iterator may).
+fn encode<R: Record>(qp: u32, wrs: impl Iterator<Item = R>, out: &mut [u8]) -> Result<usize> {
+    let changed = || Error::InvalidArgument("the work requests changed while being posted");
+    let len = out.len();
+    let mut rest = out;
+    for w in wrs {
+        let n = w.num_sge();
+        let mut hdr = w.header();
+        hdr.qp_handle = qp;
+        hdr.num_sge = u16::try_from(n).map_err(|_| changed())?;
+        let (rec, tail) = std::mem::take(&mut rest)
+            .split_at_mut_checked(WR_LEN + n * SGE_LEN)
+            .ok_or_else(changed)?;
+        let (h, sges) = rec.split_at_mut(WR_LEN);
+        h.copy_from_slice(pod::as_bytes(&hdr));
+        w.put_sges(sges);
+        rest = tail;
     }
+    Ok(len - rest.len())
+}
 
-    fn post_with(&self, mut write: impl FnMut(&[u8]) -> std::io::Result<usize>) -> Result<()> {
-        let mut off = 0;
-        while off < self.bytes.len() {
-            let posted = self.starts.partition_point(|&s| s < off);
-            match write(&self.bytes[off..]) {
-                Ok(0) => {
-                    return Err(Error::Protocol(
-                        "write() of work requests returned 0".into(),
-                    ))
-                }
-                Ok(n) => {
-                    off += n;
-                    if off != self.bytes.len() && self.starts.binary_search(&off).is_err() {
-                        return Err(Error::Protocol(format!(
-                            "write() stopped inside a work request record (at byte {off})"
-                        )));
-                    }
-                }
-                Err(source) => return Err(Error::Post { posted, source }),
+/// The length of the record that starts at `at` in `bytes` (records
+/// [`encode`] wrote).
+fn record_len(bytes: &[u8], at: usize) -> usize {
+    let nsge = bytes
+        .get(at + NUM_SGE_AT..at + NUM_SGE_AT + 2)
+        .map_or(0, |b| u16::from_ne_bytes([b[0], b[1]]));
+    WR_LEN + usize::from(nsge) * SGE_LEN
+}
+
+/// Posts the records in `bytes` with as few `write()`s as the module allows:
+/// after a short count, the rest is written again, so that the failing
+/// record's errno is learnt (it is then the first record of a write).
+fn post_bytes(bytes: &[u8], mut write: impl FnMut(&[u8]) -> std::io::Result<usize>) -> Result<()> {
+    // Bytes the module took, and the records in them.
+    let (mut off, mut posted) = (0, 0);
+    while off < bytes.len() {
+        match write(&bytes[off..]) {
+            Ok(0) => {
+                return Err(Error::Protocol(
+                    "write() of work requests returned 0".into(),
+                ))
             }
+            Ok(n) if n > bytes.len() - off => {
+                return Err(Error::Protocol(format!(
+                    "write() of {} bytes of work requests returned {n}",
+                    bytes.len() - off
+                )))
+            }
+            Ok(n) => {
+                let end = off + n;
+                while off < end {
+                    off += record_len(bytes, off);
+                    posted += 1;
+                }
+                if off != end {
+                    return Err(Error::Protocol(format!(
+                        "write() stopped inside a work request record (at byte {end})"
+                    )));
+                }
+            }
+            Err(source) => return Err(Error::Post { posted, source }),
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// A reliable connected queue pair. It holds its PD and CQs alive.
@@ -442,12 +521,44 @@ impl QueuePair {
     /// Posts send-queue work requests with one `write()`. On
     /// [`Error::Post`] the first `posted` requests are on the queue.
     pub fn post_send(&self, wrs: &[SendWr<'_>]) -> Result<()> {
-        PostBatch::encode_send(self.handle, wrs)?.post(&self.ctx)
+        self.post_records(wrs.iter())
     }
 
     /// Posts receive work requests with one `write()`.
     pub fn post_recv(&self, wrs: &[RecvWr<'_>]) -> Result<()> {
-        PostBatch::encode_recv(self.handle, wrs)?.post(&self.ctx)
+        self.post_records(wrs.iter())
+    }
+
+    /// Posts work requests of both queues, in the module's own form, with
+    /// one `write()` (a receive is one whose opcode is `SRNIC_WR_RECV`); as
+    /// [`Self::post_send`] otherwise. The module checks every field.
+    ///
+    /// # Safety
+    ///
+    /// The memory the SGEs describe obeys what [`RecvWr::new`] says for a
+    /// receive and [`SendWr::rdma_read`] for an RDMA READ.
+    pub unsafe fn post_raw<'s>(&self, wrs: impl Iterator<Item = RawWr<'s>> + Clone) -> Result<()> {
+        self.post_records(wrs)
+    }
+
+    /// Encodes `wrs` (on the stack unless they are many) and posts them.
+    fn post_records<R: Record>(&self, wrs: impl Iterator<Item = R> + Clone) -> Result<()> {
+        let len = batch_len(wrs.clone())?;
+        let mut stack = [0u8; STACK_RECORDS];
+        let mut heap = Vec::new();
+        let buf = match stack.get_mut(..len) {
+            Some(b) => b,
+            None => {
+                heap.resize(len, 0);
+                &mut heap[..]
+            }
+        };
+        if encode(self.handle, wrs, buf)? != len {
+            return Err(Error::InvalidArgument(
+                "the work requests changed while being posted",
+            ));
+        }
+        post_bytes(buf, |b| self.ctx.write_records(b))
     }
 
     /// Queries state, negotiated options and addresses.
@@ -595,6 +706,25 @@ mod tests {
         b
     }
 
+    /// The records of `wrs`, as a post writes them.
+    fn encoded<R: Record>(qp: u32, wrs: impl Iterator<Item = R> + Clone) -> Result<Vec<u8>> {
+        let mut b = vec![0; batch_len(wrs.clone())?];
+        assert_eq!(encode(qp, wrs, &mut b)?, b.len());
+        Ok(b)
+    }
+
+    /// Where each record of `bytes` starts.
+    fn starts(bytes: &[u8]) -> Vec<usize> {
+        let mut v = Vec::new();
+        let mut at = 0;
+        while at < bytes.len() {
+            v.push(at);
+            at += record_len(bytes, at);
+        }
+        assert_eq!(at, bytes.len());
+        v
+    }
+
     fn c_sge(addr: u64, len: u32, lkey: u32) -> Vec<u8> {
         let mut b = Vec::new();
         b.extend(addr.to_ne_bytes());
@@ -618,7 +748,7 @@ mod tests {
             SendWr::send_with_inv(5, vec![], 0x55),
             SendWr::send_with_se(6, vec![]),
         ];
-        let b = PostBatch::encode_send(9, &wrs).unwrap();
+        let b = encoded(9, wrs.iter()).unwrap();
         let mut want = Vec::new();
         want.extend(c_record(1, 9, 0, 2, 1, 0, 0, 0));
         want.extend(c_sge(0x1000, 10, 7));
@@ -630,8 +760,18 @@ mod tests {
         want.extend(c_sge(0x4000, 40, 10));
         want.extend(c_record(5, 9, 1, 0, 0, 0x55, 0, 0));
         want.extend(c_record(6, 9, 2, 0, 0, 0, 0, 0));
-        assert_eq!(b.bytes, want);
-        assert_eq!(b.starts, vec![0, 72, 128, 168, 224, 264]);
+        assert_eq!(b, want);
+        assert_eq!(starts(&b), vec![0, 72, 128, 168, 224, 264]);
+        // The same requests in the module's own form encode the same.
+        let sges: Vec<Vec<abi::SrnicSge>> = wrs
+            .iter()
+            .map(|w| w.sges.iter().map(|s| s.to_abi()).collect())
+            .collect();
+        let raw = wrs.iter().zip(&sges).map(|(w, s)| RawWr {
+            header: (&w).header(),
+            sges: s,
+        });
+        assert_eq!(encoded(9, raw).unwrap(), want);
     }
 
     #[test]
@@ -643,12 +783,12 @@ mod tests {
                 RecvWr::new(0xbeef, vec![]),
             ]
         };
-        let b = PostBatch::encode_recv(2, &wrs).unwrap();
+        let b = encoded(2, wrs.iter()).unwrap();
         let mut want = c_record(0xfeed, 2, 6, 1, 0, 0, 0, 0);
         want.extend(c_sge(0x5000, 64, 3));
         want.extend(c_record(0xbeef, 2, 6, 0, 0, 0, 0, 0));
-        assert_eq!(b.bytes, want);
-        assert_eq!(b.starts, vec![0, 56]);
+        assert_eq!(b, want);
+        assert_eq!(starts(&b), vec![0, 56]);
     }
 
     #[test]
@@ -656,10 +796,10 @@ mod tests {
         let wrs: Vec<_> = (0..4)
             .map(|i| SendWr::send(i, vec![sge(0, 1, 1)]))
             .collect();
-        let b = PostBatch::encode_send(1, &wrs).unwrap();
+        let b = encoded(1, wrs.iter()).unwrap();
         // The module takes two records, then refuses the third with ENOMEM.
         let mut calls = Vec::new();
-        let r = b.post_with(|buf| {
+        let r = post_bytes(&b, |buf| {
             calls.push(buf.len());
             if calls.len() == 1 {
                 Ok(2 * 56)
@@ -677,28 +817,56 @@ mod tests {
         }
         // A short count followed by success posts everything.
         let mut n = 0;
-        b.post_with(|buf| {
+        post_bytes(&b, |buf| {
             n += 1;
             Ok(if n == 1 { 56 } else { buf.len() })
         })
         .unwrap();
         assert_eq!(n, 2);
         // A count inside a record is a protocol error.
-        assert!(matches!(b.post_with(|_| Ok(50)), Err(Error::Protocol(_))));
+        assert!(matches!(
+            post_bytes(&b, |_| Ok(50)),
+            Err(Error::Protocol(_))
+        ));
+        // So is a count beyond what was written.
+        assert!(matches!(
+            post_bytes(&b, |buf| Ok(buf.len() + 1)),
+            Err(Error::Protocol(_))
+        ));
         // The first record failing gives posted = 0.
         assert!(matches!(
-            b.post_with(|_| Err(std::io::Error::from_raw_os_error(libc::EINVAL))),
+            post_bytes(&b, |_| Err(std::io::Error::from_raw_os_error(libc::EINVAL))),
             Err(Error::Post { posted: 0, .. })
         ));
         // An empty batch makes no call.
-        PostBatch::default().post_with(|_| panic!()).unwrap();
+        post_bytes(&[], |_| panic!()).unwrap();
     }
 
     #[test]
     fn too_many_sges_is_rejected() {
         let w = SendWr::send(1, vec![sge(0, 0, 0); 65536]);
         assert!(matches!(
-            PostBatch::encode_send(1, &[w]),
+            encoded(1, [w].iter()),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+
+    #[test]
+    fn requests_that_grow_between_the_walks_are_not_posted() {
+        // The first walk (sizing) sees no SGE, the second one SGE.
+        let walks = std::cell::Cell::new(0);
+        let sg = [abi::SrnicSge::default()];
+        let wrs = std::iter::once(()).map(|()| {
+            walks.set(walks.get() + 1);
+            RawWr {
+                header: abi::SrnicPostWr::default(),
+                sges: if walks.get() == 1 { &[] } else { &sg },
+            }
+        });
+        let mut b = vec![0; batch_len(wrs.clone()).unwrap()];
+        assert_eq!(b.len(), WR_LEN);
+        assert!(matches!(
+            encode(1, wrs, &mut b),
             Err(Error::InvalidArgument(_))
         ));
     }
