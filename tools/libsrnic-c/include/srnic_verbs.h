@@ -151,9 +151,11 @@ int srnic_destroy_qp(struct srnic_qp *qp);
 uint32_t srnic_qp_handle(const struct srnic_qp *qp);	/* as in srnic_wc.qp_handle */
 int srnic_query_qp(struct srnic_qp *qp, struct srnic_query_qp *attr);
 /*
- * Posts an array of work requests with one write(). Returns 0 when all were
- * posted; else -errno of the first one that was not, with *posted (if not
- * NULL) set to how many were (ibv_post_send's bad_wr).
+ * Posts an array of work requests with one write(), allocating nothing.
+ * Returns 0 when all were posted; else -errno of the first one that was not,
+ * with *posted (if not NULL) set to how many were (ibv_post_send's bad_wr).
+ * An unknown opcode, or an sg_list of NULL with a non-zero num_sge, fails
+ * the call with -EINVAL before any request of it is posted.
  */
 int srnic_post_send(struct srnic_qp *qp, const struct srnic_send_wr *wr, unsigned int num_wr,
 		    unsigned int *posted);
