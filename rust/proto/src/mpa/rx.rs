@@ -21,7 +21,7 @@
 use super::super::crc::{finish, from_wire, to_wire, Crc32c, CRC32C_INIT};
 use super::super::ddp::{self, Ctrl};
 use super::super::rdmap::{self, Header, Opcode, TermCode, MAX_HDR_LEN};
-use super::{pad_len, MARKER_INTERVAL, MARKER_LEN};
+use super::{pad_len, LEN_FIELD, MARKER_INTERVAL, MARKER_LEN};
 
 /// One step of receive progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +191,9 @@ impl RxFramer {
                 off = off.saturating_add(self.take_marker(crc, rest)?);
                 continue;
             }
+            if let Some((used, ev)) = self.whole_header(crc, rest) {
+                return Ok((off.saturating_add(used), Some(ev)));
+            }
             let avail = if self.markers_on {
                 rest.len()
                     .min(usize::from(MARKER_INTERVAL.saturating_sub(self.mpos)))
@@ -203,6 +206,58 @@ impl RxFramer {
                 return Ok((off, ev));
             }
         }
+    }
+
+    /// The fast path of an FPDU's start, without markers: when its length
+    /// field and whole header are in `rest`, parses them straight from it
+    /// and leaves the framer where [`Self::step`] would after the header,
+    /// with the same event. `None` (nothing consumed) when they are not all
+    /// there, or anything about them is wrong: the byte-wise path then
+    /// takes them and fails exactly as it always does.
+    fn whole_header<'a, C: Crc32c>(
+        &mut self,
+        crc: &C,
+        rest: &[u8],
+    ) -> Option<(usize, RxEvent<'a>)> {
+        if self.markers_on || self.phase != Phase::Len || self.small_have != 0 {
+            return None;
+        }
+        let ulpdu_len = u16::from_be_bytes([*rest.first()?, *rest.get(1)?]);
+        let seg = rest.get(LEN_FIELD..)?;
+        let ctrl = Ctrl::parse(seg)?;
+        // A TERMINATE's header is as long as its attachments: the byte-wise
+        // path sizes it.
+        if Opcode::from_raw(ctrl.opcode()) == Opcode::Terminate {
+            return None;
+        }
+        let hlen = rdmap::header_len(ctrl).ok()?;
+        if usize::from(ulpdu_len) < hlen {
+            return None;
+        }
+        let header = Header::parse(seg.get(..hlen)?, ulpdu_len).ok()?;
+        let used = LEN_FIELD.saturating_add(hlen);
+        let head = rest.get(..used)?;
+        let hlen16 = u16::try_from(hlen).ok()?;
+        // Nothing can fail from here on: the state changes only now.
+        if self.crc_on {
+            self.reg = crc.update(self.reg, head);
+        }
+        self.len_pos = Some(self.fpdu_pos);
+        self.advance(used);
+        self.ulpdu_len = ulpdu_len;
+        self.hdr_have = hlen;
+        self.hdr_need = hlen;
+        self.payload_len = ulpdu_len.saturating_sub(hlen16);
+        self.payload_done = 0;
+        self.enter_payload_or_pad();
+        Some((
+            used,
+            RxEvent::Header {
+                header,
+                ulpdu_len,
+                payload_len: self.payload_len,
+            },
+        ))
     }
 
     fn take_marker<C: Crc32c>(&mut self, crc: &C, rest: &[u8]) -> Result<usize, TermCode> {
