@@ -162,6 +162,10 @@ pub(crate) struct Qp {
     /// again before it stops (see [`Qp::transmit`]).
     tx_running: AtomicBool,
     tx_again: AtomicBool,
+    /// The receive work holds (or is taking) the socket's lock for a read,
+    /// and a post left its transmit to it (see [`Qp::post_transmit`]).
+    rx_reading: AtomicBool,
+    tx_deferred: AtomicBool,
     /// Payload bytes sent and received (`QUERY_QP`: progress of transfers).
     tx_bytes: AtomicU64,
     rx_bytes: AtomicU64,
@@ -284,6 +288,8 @@ impl Qp {
                 tx_work <- new_work!("srnic_qp_tx"),
                 tx_running: AtomicBool::new(false),
                 tx_again: AtomicBool::new(false),
+                rx_reading: AtomicBool::new(false),
+                tx_deferred: AtomicBool::new(false),
                 tx_bytes: AtomicU64::new(0),
                 rx_bytes: AtomicU64::new(0),
                 tx_fpdus: AtomicU64::new(0),
@@ -313,6 +319,27 @@ impl Qp {
 
     fn kick_tx(self: &Arc<Self>) {
         let _ = wq::dp_queue().enqueue::<Arc<Qp>, 1>(self.clone());
+    }
+
+    /// A post's transmit ([`Qp::transmit`]), unless the receive work holds
+    /// the socket's lock for a read: then the post leaves its request to it
+    /// (`tx_deferred`), which transmits once it has released the lock,
+    /// rather than sleep in `lock_sock` until then (a context switch and a
+    /// wake-up of the posting task, often on the other CPU). As NVMe over
+    /// TCP's submitter leaves its command to the queue's I/O work. Both
+    /// sides store their flag before they load the other's (sequentially
+    /// consistent): either the post sees the read end and transmits itself,
+    /// or the receive work sees the request left to it (or both, and the
+    /// second transmit finds nothing, or another transmitter, see
+    /// [`Qp::transmit`]).
+    fn post_transmit(self: &Arc<Self>) {
+        if self.rx_reading.load(Ordering::SeqCst) {
+            self.tx_deferred.store(true, Ordering::SeqCst);
+            if self.rx_reading.load(Ordering::SeqCst) {
+                return;
+            }
+        }
+        self.transmit();
     }
 
     /// Transmits what is due from the calling context: a post (which saves

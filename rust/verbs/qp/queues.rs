@@ -338,7 +338,7 @@ impl Qp {
         // meanwhile either shows here or (its transmit work taking the queue's
         // lock after publishing the state) finds the request itself.
         if self.state().is_connected() {
-            self.transmit();
+            self.post_transmit();
         }
         self.flush_if_failed_meanwhile();
         Ok(())

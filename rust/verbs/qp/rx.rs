@@ -103,7 +103,17 @@ impl Qp {
             Some(end) => Some(end),
             None => {
                 let Some(sock) = self.socket() else { return };
-                sock.with_lock(|l| self.rx_read(l))
+                // Posts meanwhile leave their transmit to this work
+                // (`Qp::post_transmit`): it sends them after the read, unless
+                // the read failed or the stream ended (then the failure
+                // flushes them).
+                self.rx_reading.store(true, Ordering::SeqCst);
+                let end = sock.with_lock(|l| self.rx_read(l));
+                self.rx_reading.store(false, Ordering::SeqCst);
+                if self.tx_deferred.swap(false, Ordering::SeqCst) && end.is_none() {
+                    self.transmit();
+                }
+                end
             }
         };
         match end {
