@@ -872,14 +872,37 @@ vmtp_lat_run() {
 	record "$rep" vmtp_lat "$size" "$sys" "$fig" usec "$before"
 }
 
+# rotated REP SYSTEM...: the systems in the order repetition REP runs them,
+# each repetition starting one further along, so that no system is always
+# the first (or the last) of its row: in one A/B run of two srnic_blk
+# variants the server's CPU per request followed the order, not the variant
+# (Documentation/srnic/performance.rst, "A post leaves its transmit to the
+# receive work"). The ratios pair systems within a repetition, whatever
+# their order.
+rotated() {
+	local rep=$1 n i
+	shift
+	n=$#
+	[ "$n" -gt 0 ] || return 0
+	i=$(((rep - 1) % n))
+	while [ "$i" -gt 0 ]; do
+		set -- "$@" "$1"
+		shift
+		i=$((i - 1))
+	done
+	echo "$@"
+}
+
 # bench_rdma_rows REP: the RDMA, RMPP and TCP rows of one repetition.
 bench_rdma_rows() {
-	local rep=$1 size test sys n
+	local rep=$1 size test sys n perf
+	# shellcheck disable=SC2086 # a list of names without spaces
+	perf=$(rotated "$rep" $PERF_SYSTEMS)
 	for size in $BW_SIZES; do
 		# (No bandwidth rows named, as in TESTS=rmpp_bw: no TCP stream.)
 		[ -z "$BENCH_BW_TESTS" ] || tcp_stream "$rep" "$size"
 		for test in $BENCH_BW_TESTS; do
-			for sys in $PERF_SYSTEMS; do
+			for sys in $perf; do
 				perftest_run "$rep" "$test" "$size" "$(iters_for "$size")" "$sys"
 			done
 		done
@@ -887,14 +910,14 @@ bench_rdma_rows() {
 	if [ -n "$BENCH_RATE_TESTS" ]; then
 		tcp_stream "$rep" "$RATE_SIZE" $((RATE_MSGS * RATE_SIZE))
 		for test in $BENCH_RATE_TESTS; do
-			for sys in $PERF_SYSTEMS; do
+			for sys in $perf; do
 				perftest_run "$rep" "$test" "$RATE_SIZE" "$RATE_MSGS" "$sys"
 			done
 		done
 	fi
 	tcp_latency "$rep"
 	for test in $BENCH_LAT_TESTS; do
-		for sys in $PERF_SYSTEMS; do
+		for sys in $perf; do
 			perftest_run "$rep" "$test" 4 "$LAT_ITERS" "$sys"
 		done
 	done
@@ -936,11 +959,13 @@ bench_rdma_rows() {
 
 # bench_blk_rows REP: the block rows of one repetition.
 bench_blk_rows() {
-	local rep=$1 row sys
+	local rep=$1 row sys systems
+	# shellcheck disable=SC2086 # a list of names without spaces
+	systems=$(rotated "$rep" $BLK_SYSTEMS)
 	for row in $BLK_ROWS; do
 		# shellcheck disable=SC2046
 		set -- $(echo "$row" | tr : ' ')
-		for sys in $BLK_SYSTEMS; do
+		for sys in $systems; do
 			blk_run "$rep" "$1" "$2" "$3" "$sys"
 		done
 	done
