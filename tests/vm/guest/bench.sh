@@ -29,9 +29,9 @@
 #
 # Every repetition runs every row once, each row on every system one after the
 # other, so that slow drifts of the emulated machine affect all systems alike
-# and ratios can be paired per repetition; each repetition starts one system
-# further along (A B C, B C A, C A B, ...: rotated), so that none is always
-# first in its row. Systems:
+# and ratios can be paired per repetition; in the perftest and block rows each
+# repetition starts one system further along (A B C, B C A, C A B, ...:
+# rotated), so that none is always first in its row. Systems:
 #   tcp        plain TCP on the same link: iperf3 (bandwidth; 64-byte writes
 #              for the message-rate rows), tcp_pingpong (latency)
 #   siw        Linux's soft-iWARP, both VMs, rdma-core's perftest
