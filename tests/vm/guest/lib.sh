@@ -153,16 +153,47 @@ scaled() { echo $(($1 * TIME_SCALE)); }
 count() { if [ "${LONG_RUN:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi; }
 
 # wait_until SECONDS CMD...: runs CMD every 0.2 s until it succeeds (0) or
-# SECONDS (scaled) have passed (1).
+# SECONDS (scaled) have passed (1). The bound is the clock's, not a count of
+# tries: a CMD that takes time of its own (a peer call takes 0.1 to 0.5 s
+# under TCG) must not stretch it (a wait of 30 s with six peer calls per try
+# outlasted its case's 8-minute limit once).
 wait_until() {
-	local n=$(($1 * TIME_SCALE * 5))
+	local end=$(($(uptime_cs) + $1 * TIME_SCALE * 100))
 	shift
 	while ! "$@"; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
+		[ "$(uptime_cs)" -lt "$end" ] || return 1
 		sleep 0.2
 	done
 }
+
+# inject_counted N STAT CMD...: sends N packets that the receiver is to drop
+# and count, and waits until it has: runs CMD with the number still to send
+# appended, waits (10 s, scaled) until the counter STAT prints (a command line,
+# run by eval) has grown by N since the call, and sends again what it has not
+# counted, three rounds at most, saying so. The link between the VMs (a UDP
+# socket between the two QEMUs) can lose a frame when the host is busy: a test
+# of how the receiver counts must not take that for the receiver's fault.
+# Fails when the counter has not grown by N after the third round; a counter
+# that grew by more is for the caller's exact checks to find.
+inject_counted() {
+	local n=$1 stat=$2 base have left=$1 round=1
+	shift 2
+	base=$(eval "$stat") && [ -n "$base" ] || { echo "inject_counted: no counter from '$stat'"; return 1; }
+	while :; do
+		"$@" "$left" || return 1
+		wait_until 10 counted_ge "$stat" $((base + n)) && return 0
+		have=$(($(eval "$stat") - base))
+		left=$((n - have))
+		[ $left -gt 0 ] || return 0
+		if [ $round -ge 3 ]; then
+			echo "inject_counted: $stat grew by $have of $n in $round rounds"
+			return 1
+		fi
+		echo "inject_counted: $stat grew by $have of $n: $left sent again (lost on the link?)"
+		round=$((round + 1))
+	done
+}
+counted_ge() { [ "$(eval "$1")" -ge "$2" ]; }
 
 # ---- The case runner ----
 
