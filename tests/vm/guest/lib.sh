@@ -173,8 +173,9 @@ wait_until() {
 # counted, three rounds at most, saying so. The link between the VMs (a UDP
 # socket between the two QEMUs) can lose a frame when the host is busy: a test
 # of how the receiver counts must not take that for the receiver's fault.
-# Fails when the counter has not grown by N after the third round; a counter
-# that grew by more is for the caller's exact checks to find.
+# Fails when the counter has not grown by N after the third round (and says
+# by how much it grew, in the case's not-ok line); a counter that grew by more
+# is for the caller's exact checks to find.
 inject_counted() {
 	local n=$1 stat=$2 base have left=$1 round=1
 	shift 2
@@ -187,6 +188,8 @@ inject_counted() {
 		[ $left -gt 0 ] || return 0
 		if [ $round -ge 3 ]; then
 			echo "inject_counted: $stat grew by $have of $n in $round rounds"
+			# The case's not-ok line is to say it (fail keeps the first).
+			[ -f /tmp/.case_why ] || echo "$stat grew by $have of $n in $round rounds" >/tmp/.case_why
 			return 1
 		fi
 		echo "inject_counted: $stat grew by $have of $n: $left sent again (lost on the link?)"
