@@ -177,7 +177,7 @@ wait_until() {
 # by how much it grew, in the case's not-ok line); a counter that grew by more
 # is for the caller's exact checks to find.
 inject_counted() {
-	local n=$1 stat=$2 base have left=$1 round=1
+	local n=$1 stat=$2 base have left=$1 round=1 why
 	shift 2
 	base=$(eval "$stat") && [ -n "$base" ] || { echo "inject_counted: no counter from '$stat'"; return 1; }
 	while :; do
@@ -187,9 +187,9 @@ inject_counted() {
 		left=$((n - have))
 		[ $left -gt 0 ] || return 0
 		if [ $round -ge 3 ]; then
-			echo "inject_counted: $stat grew by $have of $n in $round rounds"
-			# The case's not-ok line is to say it (fail keeps the first).
-			[ -f /tmp/.case_why ] || echo "$stat grew by $have of $n in $round rounds" >/tmp/.case_why
+			why="$stat grew by $have of $n in $round rounds"
+			echo "inject_counted: $why"
+			case_why "$why"
 			return 1
 		fi
 		echo "inject_counted: $stat grew by $have of $n: $left sent again (lost on the link?)"
@@ -420,6 +420,9 @@ long_only() {
 	[ "${LONG_RUN:-0}" = 1 ] || [ -n "$CASES" ] ||
 		skip "make check-long only (or name it): the full run's length under TCG"
 }
+# case_why REASON: what the case's not-ok line is to say, unless a reason
+# was given before (the first one stays).
+case_why() { [ -f /tmp/.case_why ] || echo "$*" | tr '\n' ' ' | cut -c1-300 >/tmp/.case_why; }
 # fail MESSAGE: fails the case. The first MESSAGE also goes to the case's
 # "not ok" line, which survives where a log is cut short (CI excerpts).
 # FAIL_DIAG: a command a case sets once, near its top, that prints what would
@@ -433,7 +436,7 @@ fail() {
 		$diag
 	fi
 	echo "FAIL: $*"
-	[ -f /tmp/.case_why ] || echo "$*" | tr '\n' ' ' | cut -c1-300 >/tmp/.case_why
+	case_why "$*"
 	echo 1 >/tmp/.case_rc
 	exit 1
 }
